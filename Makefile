@@ -1,0 +1,41 @@
+# dpcore — two commands do everything on a fresh machine:
+#   make figures   run every notebook (PROFILE=quick by default; PROFILE=paper for full scale)
+#   make test      unit tests + nbval over every notebook (quick profile)
+# Both create .venv and install the pinned dependencies (constraints.txt) when needed.
+
+PYTHON  ?= $(shell command -v python3.11 || command -v python3)
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+PROFILE ?= quick
+NB      ?= *
+export PYTHONHASHSEED := 0
+
+.PHONY: figures test lab bench lint venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
+	@touch $(STAMP)
+
+figures: $(STAMP)
+	$(PY) -m dpcore.runner --profile $(PROFILE) --nb '$(NB)'
+
+test: $(STAMP)
+	$(PY) -m dpcore.runner --prepare-nbval build/nbval
+	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+
+lint: $(STAMP)
+	$(PY) -m ruff check dpcore tests benchmarks
+
+bench: $(STAMP)
+	$(PY) benchmarks/throughput.py --quick --out benchmarks/results.json
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root \
+		--IdentityProvider.token=$$($(PY) -c 'import secrets; print(secrets.token_hex(16))')
+
+clean:
+	rm -rf build
