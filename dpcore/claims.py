@@ -28,9 +28,9 @@ import io
 import math
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
 
 from dpcore.validation import check_choice, check_nonnegative
 

@@ -23,6 +23,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import yaml
 
@@ -90,22 +91,35 @@ def _describe_failure(exc: BaseException) -> str:
     cell = getattr(exc, "cell_index", None)
     ename = getattr(exc, "ename", type(exc).__name__)
     evalue = getattr(exc, "evalue", str(exc))
-    where = f"cell {cell} (execution count {getattr(exc, 'exec_count', '?')})" if cell is not None else "setup"
+    where = "setup"
+    if cell is not None:
+        source = (getattr(exc, "source", "") or "").strip().splitlines()
+        where = f"cell {cell} (execution count {getattr(exc, 'exec_count', '?')}"
+        where += f", starting {source[0][:60]!r})" if source else ")"
     first_line = str(evalue).strip().splitlines()[0] if str(evalue).strip() else ""
     return f"{where}: {ename}: {first_line}"
 
 
 def run_notebooks(
-    paths: list[Path], *, profile: str, out_figures: Path, out_build: Path, stream=sys.stdout
+    paths: list[Path],
+    *,
+    profile: str,
+    out_figures: Path,
+    out_build: Path,
+    root: Path | None = None,
+    stream: TextIO = sys.stdout,
 ) -> list[Result]:
-    """Execute ``paths`` one after the other with papermill; never stops at a failure."""
+    """Execute ``paths`` one after the other with papermill; never stops at a failure.
+
+    ``root`` is the notebooks folder (keys and ``profiles/`` are relative to it).
+    """
     import papermill
 
     os.environ.setdefault("MPLBACKEND", "Agg")
-    table = load_profile(profile)
+    table = load_profile(profile, root)
     results = []
     for path in paths:
-        key = notebook_key(path)
+        key = notebook_key(path, root)
         output = out_build / f"{key}.ipynb"
         output.parent.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
@@ -138,16 +152,17 @@ def write_claims_summary(out_figures: Path) -> list[dict]:
     return rows
 
 
-def prepare_nbval(out_dir: Path, profile: str = "quick") -> list[Path]:
+def prepare_nbval(out_dir: Path, profile: str = "quick", root: Path | None = None) -> list[Path]:
     """Write parameterised, unexecuted copies of every notebook for nbval."""
     import nbformat
+    from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
-    table = load_profile(profile)
+    table = load_profile(profile, root)
     written = []
-    for path in discover():
-        key = notebook_key(path)
-        nb = nbformat.read(path, as_version=4)
+    for path in discover("*", root):
+        key = notebook_key(path, root)
+        nb = load_notebook_node(str(path))  # also normalises cell metadata (tags) as papermill expects
         nb = parameterize_notebook(nb, notebook_parameters(key, profile, out_dir / "figures", table))
         target = out_dir / f"{key}.ipynb"
         target.parent.mkdir(parents=True, exist_ok=True)

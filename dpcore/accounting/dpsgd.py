@@ -28,7 +28,7 @@ none of these methods accounts for shuffled disjoint batches (see
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import dp_accounting
 import numpy as np
@@ -45,6 +45,7 @@ __all__ = [
     "dpsgd_noise_multiplier",
     "rdp_curve",
     "rdp_to_epsilon",
+    "epsilon_curve",
 ]
 
 METHODS = ("pld", "rdp", "rdp-mironov", "gdp")
@@ -123,6 +124,12 @@ def rdp_to_epsilon(
     return float(max(0.0, eps.min())) if eps.size else math.inf
 
 
+def _pld_epsilon(sigma: float, q: float, steps: int, delta: float, grid: float) -> float:
+    accountant = pld.PLDAccountant(value_discretization_interval=grid)
+    accountant.compose(_event(sigma, q, steps))
+    return float(accountant.get_epsilon(delta))
+
+
 def dpsgd_epsilon(
     noise_multiplier: float,
     sample_rate: float,
@@ -143,9 +150,7 @@ def dpsgd_epsilon(
         mu = (gdp.mu_poisson if sampling == "poisson" else gdp.mu_uniform)(sigma, q, steps)
         return gdp.epsilon_from_mu(mu, delta)
     if method == "pld":
-        accountant = pld.PLDAccountant(value_discretization_interval=PLD_GRID)
-        accountant.compose(_event(sigma, q, steps))
-        return float(accountant.get_epsilon(delta))
+        return _pld_epsilon(sigma, q, steps, delta, PLD_GRID)
     conversion = "mironov" if method == "rdp-mironov" else "balle"
     return rdp_to_epsilon(RDP_ORDERS, rdp_curve(sigma, q, steps), delta, conversion=conversion)
 
@@ -175,14 +180,25 @@ def dpsgd_noise_multiplier(
     def eps(sigma: float) -> float:
         return dpsgd_epsilon(sigma, q, steps, delta, method=method, sampling=sampling)
 
-    hi = 1.0
+    if method == "pld":
+        # Locate σ on a coarse grid first (cheap), then refine on the 1e-4 grid
+        # inside a bracket that is re-checked with the fine accountant.
+        guess = _bisect_sigma(lambda s: _pld_epsilon(s, q, steps, delta, 1e-3), target, 1e-2)
+        return _bisect_sigma(eps, target, rtol, start=guess)
+    return _bisect_sigma(eps, target, rtol)
+
+
+def _bisect_sigma(eps, target: float, rtol: float, *, start: float = 1.0) -> float:
+    """Smallest σ (to ``rtol``) with ``eps(σ) <= target``, assuming ε decreasing in σ."""
+    factor = 2.0 if start == 1.0 else 1.02
+    hi = start
     while eps(hi) > target:
-        hi *= 2.0
+        hi *= factor
         if hi > 1e6:
             raise ValueError(f"target_epsilon={target} is not reachable with noise_multiplier <= 1e6")
-    lo = hi / 2.0
+    lo = hi / factor
     while eps(lo) <= target:
-        hi, lo = lo, lo / 2.0
+        hi, lo = lo, lo / factor
         if lo < 1e-3:
             return hi
     while (hi - lo) / hi > rtol:
@@ -192,3 +208,31 @@ def dpsgd_noise_multiplier(
         else:
             lo = mid
     return hi
+
+
+def epsilon_curve(
+    noise_multiplier: float,
+    sample_rate: float,
+    steps: Sequence[int],
+    delta: float,
+    variants: Sequence[tuple[str, str]] = (
+        ("rdp-mironov", "poisson"),
+        ("rdp", "poisson"),
+        ("pld", "poisson"),
+        ("gdp", "poisson"),
+        ("gdp", "uniform"),
+    ),
+) -> dict[str, list[float]]:
+    """ε after each entry of ``steps`` for every (method, sampling) in ``variants``.
+
+    Returns ``{"steps": [...], "<method>/<sampling>": [...], ...}``, ready for a DataFrame.
+    """
+    steps = [check_positive_int("steps", s) for s in steps]
+    if not steps:
+        raise ValueError("steps must be a non-empty sequence of positive integers")
+    out: dict[str, list[float]] = {"steps": list(steps)}
+    for method, sampling in variants:
+        out[f"{method}/{sampling}"] = [
+            dpsgd_epsilon(noise_multiplier, sample_rate, s, delta, method=method, sampling=sampling) for s in steps
+        ]
+    return out

@@ -1,0 +1,64 @@
+"""Legacy published DP-SGD ε values and the settings that produced them.
+
+Every legacy number below is RDP with the Mironov (2017, Prop. 3) conversion —
+Abadi et al.'s moments accountant included (reference-values §C.2).  The table
+regenerates each with all four methods of :mod:`dpcore.accounting.dpsgd`, so the
+published value sits beside the modern (tighter) ones.
+
+Sources: Abadi et al., CCS 2016, §3.1; TF Privacy ``tutorials/README.md`` and
+``Classification_Privacy.ipynb``; Opacus ``examples/mnist_README.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dpcore.accounting.dpsgd import dpsgd_epsilon
+
+__all__ = ["LegacySetting", "LEGACY_SETTINGS", "legacy_rows"]
+
+
+@dataclass(frozen=True)
+class LegacySetting:
+    """One published (σ, q, T, δ) → ε statement."""
+
+    source: str
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    delta: float
+    published: float
+    decimals: int  # digits printed after the decimal point
+
+
+LEGACY_SETTINGS: tuple[LegacySetting, ...] = (
+    LegacySetting("Abadi et al. 2016 §3.1 (q=0.01, σ=4, T=10000)", 4.0, 0.01, 10_000, 1e-5, 1.26, 2),
+    LegacySetting("TF Privacy README (B=256, σ=1.12, 60 epochs)", 1.12, 256 / 60_000, 14_063, 1e-5, 2.92, 2),
+    LegacySetting("TF Privacy Keras notebook (B=250, σ=1.3, 15 epochs)", 1.3, 250 / 60_000, 3_600, 1e-5, 1.18, 2),
+    LegacySetting("Opacus MNIST README (B=240, σ=1.3, 15 epochs)", 1.3, 240 / 60_000, 3_750, 1e-5, 1.16, 2),
+    LegacySetting("Opacus MNIST README (B=240, σ=1.1, 60 epochs)", 1.1, 240 / 60_000, 15_000, 1e-5, 2.91, 2),
+    LegacySetting("Opacus MNIST README (B=240, σ=0.7, 45 epochs)", 0.7, 240 / 60_000, 11_250, 1e-5, 6.86, 2),
+)
+
+
+def legacy_rows(settings: tuple[LegacySetting, ...] = LEGACY_SETTINGS) -> list[dict]:
+    """One row per setting: the published ε and ours under every method."""
+    rows = []
+    for s in settings:
+        args = (s.noise_multiplier, s.sample_rate, s.steps, s.delta)
+        rows.append(
+            {
+                "source": s.source,
+                "sigma": s.noise_multiplier,
+                "q": s.sample_rate,
+                "steps": s.steps,
+                "delta": s.delta,
+                "published": s.published,
+                "rdp_mironov": dpsgd_epsilon(*args, method="rdp-mironov"),
+                "rdp_balle": dpsgd_epsilon(*args, method="rdp"),
+                "pld": dpsgd_epsilon(*args, method="pld"),
+                "gdp_poisson": dpsgd_epsilon(*args, method="gdp"),
+                "gdp_uniform": dpsgd_epsilon(*args, method="gdp", sampling="uniform"),
+            }
+        )
+    return rows

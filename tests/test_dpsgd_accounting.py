@@ -1,0 +1,194 @@
+"""Standard DP-SGD accountants: reference values, properties, input checks."""
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpcore.accounting import dpsgd_epsilon, dpsgd_noise_multiplier
+from dpcore.accounting.dpsgd import epsilon_curve, rdp_curve, rdp_to_epsilon
+from dpcore.accounting.legacy import LEGACY_SETTINGS, legacy_rows
+
+# reference-values.md §C.2, recomputed with dp-accounting 0.6.0 (Opacus orders)
+REFERENCE = [
+    # (sigma, q, steps, rdp-mironov, rdp-balle, pld)
+    (4.0, 0.01, 10_000, 1.2586, 1.0355, 0.9470),
+    (1.12, 256 / 60_000, 14_063, 2.922, 2.519, None),
+    (1.3, 250 / 60_000, 3_600, 1.180, 0.942, 0.853),
+    (1.3, 0.004, 3_750, 1.160, 0.922, 0.834),
+    (1.1, 0.004, 15_000, 2.905, 2.503, 2.295),
+    (0.7, 0.004, 11_250, 6.860, 6.094, 5.431),
+]
+
+
+@pytest.mark.parametrize("sigma,q,steps,mironov,balle,pld", REFERENCE)
+def test_reference_values(sigma, q, steps, mironov, balle, pld):
+    assert dpsgd_epsilon(sigma, q, steps, 1e-5, method="rdp-mironov") == pytest.approx(mironov, rel=1e-3)
+    assert dpsgd_epsilon(sigma, q, steps, 1e-5, method="rdp") == pytest.approx(balle, rel=1e-3)
+    if pld is not None:
+        assert dpsgd_epsilon(sigma, q, steps, 1e-5, method="pld") == pytest.approx(pld, rel=1e-3)
+
+
+def test_tfp_readme_pld_at_14062_steps():
+    assert dpsgd_epsilon(1.12, 256 / 60_000, 14_062, 1e-5, method="pld") == pytest.approx(2.310, rel=1e-3)
+
+
+def test_opacus_balle_value():
+    # Opacus test constant 7.32911 (Balle conversion); dp_accounting 7.3293 (rtol ~1e-4 between libraries)
+    assert dpsgd_epsilon(1.5, 0.04, 2250, 1e-5, method="rdp") == pytest.approx(7.32911, rel=2e-4)
+
+
+def test_pld_matches_dp_accounting_directly():
+    event = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(0.2, dp_accounting.GaussianDpEvent(0.5)), 3
+    )
+    accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(event)
+    assert dpsgd_epsilon(0.5, 0.2, 3, 0.15594, method="pld") == pytest.approx(accountant.get_epsilon(0.15594), rel=1e-3)
+    assert accountant.get_delta(1.0) == pytest.approx(0.15594, abs=1e-3)  # dp_accounting's own test value
+
+
+def test_gdp_known_optimistic_vs_pld():
+    # reference-values §C.3: GDP 6.600 vs PLD 6.767 (sigma=1.5, q=0.04, T=2249)
+    gdp = dpsgd_epsilon(1.5, 0.04, 2249, 1e-5, method="gdp")
+    pld = dpsgd_epsilon(1.5, 0.04, 2249, 1e-5, method="pld")
+    assert gdp == pytest.approx(6.600, rel=2e-3)
+    assert pld == pytest.approx(6.767, rel=2e-3)
+    assert gdp < pld
+
+
+def test_gdp_uniform_vs_poisson():
+    # reference-values §C.3: uniform-subsampling CLT 8.43 vs Poisson 6.60
+    assert dpsgd_epsilon(1.5, 0.04, 2250, 1e-5, method="gdp", sampling="uniform") == pytest.approx(8.43, rel=2e-3)
+
+
+def test_jax_privacy_doctest():
+    assert dpsgd_epsilon(3.0, 0.1, 512, 1e-6, method="pld") == pytest.approx(3.77, abs=0.01)
+    assert dpsgd_noise_multiplier(1.0, 1e-6, 0.1, 512, method="pld") == pytest.approx(9.66, abs=0.01)
+
+
+def test_rdp_curve_closed_form_at_full_batch():
+    sigma = 2.0
+    orders = np.array([2.0, 3.5, 10.0])
+    assert rdp_curve(sigma, 1.0, 7, orders) == pytest.approx(7 * orders / (2 * sigma**2), rel=1e-9)
+
+
+def test_rdp_poisson_reference_curve():
+    # dp_accounting's test_compute_rdp_poisson_sampled_gaussian
+    orders = [1.5, 2.5, 5, 50, 100]
+    expected = [6.70579741e-04, 1.08548710e-03, 2.18075656e-03, 2.38460375e-02, 1.67416308e02]
+    assert rdp_curve(2.5, 0.01, 50, orders) == pytest.approx(expected, rel=1e-4)
+
+
+def test_pure_dp_conversion_reference():
+    # dp_accounting's test_compute_epsilon_delta_pure_dp: constant rdp 1.1 on orders 2..32
+    orders = list(range(2, 33))
+    assert rdp_to_epsilon(orders, [1.1] * len(orders), 1e-5) == pytest.approx(1.32783806176, rel=1e-9)
+
+
+def test_mironov_conversion_formula():
+    orders, rdp = [2.0, 10.0], [0.5, 1.0]
+    expected = min(0.5 + math.log(1e5) / 1, 1.0 + math.log(1e5) / 9)
+    assert rdp_to_epsilon(orders, rdp, 1e-5, conversion="mironov") == pytest.approx(expected)
+
+
+def test_legacy_rows_reproduce_published_numbers():
+    for setting, row in zip(LEGACY_SETTINGS, legacy_rows(), strict=True):
+        assert abs(row["rdp_mironov"] - setting.published) <= 0.5 * 10**-setting.decimals
+        assert row["pld"] < row["rdp_balle"] < row["rdp_mironov"]
+
+
+def test_epsilon_curve_shape():
+    out = epsilon_curve(1.0, 0.01, [10, 100], 1e-5, variants=[("rdp", "poisson")])
+    assert out["steps"] == [10, 100] and out["rdp/poisson"][0] < out["rdp/poisson"][1]
+
+
+@pytest.mark.parametrize("method", ["pld", "rdp", "rdp-mironov", "gdp"])
+def test_shuffle_is_refused(method):
+    with pytest.raises(ValueError, match="shuffle"):
+        dpsgd_epsilon(1.0, 0.01, 100, 1e-5, method=method, sampling="shuffle")
+    with pytest.raises(ValueError, match="shuffle"):
+        dpsgd_noise_multiplier(1.0, 1e-5, 0.01, 100, method=method, sampling="shuffle")
+
+
+@pytest.mark.parametrize("method", ["pld", "rdp", "rdp-mironov"])
+def test_uniform_refused_where_not_supported(method):
+    with pytest.raises(ValueError, match="uniform"):
+        dpsgd_epsilon(1.0, 0.01, 100, 1e-5, method=method, sampling="uniform")
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(noise_multiplier=0.0), "noise_multiplier"),
+        (dict(noise_multiplier=-1.0), "noise_multiplier"),
+        (dict(noise_multiplier=float("nan")), "noise_multiplier"),
+        (dict(sample_rate=0.0), "sample_rate"),
+        (dict(sample_rate=1.5), "sample_rate"),
+        (dict(sample_rate=float("nan")), "sample_rate"),
+        (dict(steps=0), "steps"),
+        (dict(steps=10.0), "steps"),
+        (dict(delta=0.0), "delta"),
+        (dict(delta=1.0), "delta"),
+        (dict(delta=float("nan")), "delta"),
+        (dict(method="moments"), "method"),
+        (dict(sampling="cyclic"), "sampling"),
+    ],
+)
+def test_bad_input_names_parameter(kwargs, name):
+    args = dict(noise_multiplier=1.0, sample_rate=0.01, steps=100, delta=1e-5) | kwargs
+    with pytest.raises(ValueError, match=name):
+        dpsgd_epsilon(
+            args.pop("noise_multiplier"), args.pop("sample_rate"), args.pop("steps"), args.pop("delta"), **args
+        )
+
+
+def test_bad_calibration_input():
+    with pytest.raises(ValueError, match="target_epsilon"):
+        dpsgd_noise_multiplier(0.0, 1e-5, 0.01, 100)
+    with pytest.raises(ValueError, match="steps"):
+        dpsgd_noise_multiplier(1.0, 1e-5, 0.01, -3)
+
+
+sigmas = st.floats(0.5, 5.0)
+rates = st.floats(1e-3, 0.2)
+step_counts = st.integers(1, 2000)
+methods = st.sampled_from(["rdp", "rdp-mironov", "gdp"])
+
+
+@given(sigmas, sigmas, rates, step_counts, methods)
+def test_epsilon_decreases_in_sigma(s1, s2, q, steps, method):
+    lo, hi = sorted((s1, s2))
+    assert dpsgd_epsilon(hi, q, steps, 1e-5, method=method) <= dpsgd_epsilon(lo, q, steps, 1e-5, method=method) + 1e-9
+
+
+@given(sigmas, rates, step_counts, step_counts, methods)
+def test_epsilon_increases_in_steps(sigma, q, t1, t2, method):
+    lo, hi = sorted((t1, t2))
+    assert dpsgd_epsilon(sigma, q, lo, 1e-5, method=method) <= dpsgd_epsilon(sigma, q, hi, 1e-5, method=method) + 1e-9
+
+
+@given(sigmas, rates, rates, step_counts, methods)
+def test_epsilon_increases_in_sample_rate(sigma, q1, q2, steps, method):
+    lo, hi = sorted((q1, q2))
+    eps_lo = dpsgd_epsilon(sigma, lo, steps, 1e-5, method=method)
+    assert eps_lo <= dpsgd_epsilon(sigma, hi, steps, 1e-5, method=method) + 1e-9
+
+
+@settings(max_examples=15)
+@given(st.floats(0.5, 8.0), st.floats(1e-3, 0.1), st.integers(10, 3000), st.sampled_from(["rdp", "gdp"]))
+def test_calibration_never_overshoots(target, q, steps, method):
+    sigma = dpsgd_noise_multiplier(target, 1e-5, q, steps, method=method)
+    assert dpsgd_epsilon(sigma, q, steps, 1e-5, method=method) <= target
+    # and it is the smallest to 0.1%: a slightly smaller sigma overshoots
+    smaller = sigma * (1 - 2.5e-3)
+    assert dpsgd_epsilon(smaller, q, steps, 1e-5, method=method) > target or sigma <= 2e-3
+
+
+@pytest.mark.parametrize("target", [0.5, 1.5])
+def test_pld_calibration_never_overshoots(target):
+    sigma = dpsgd_noise_multiplier(target, 1e-5, 0.01, 200, method="pld")
+    assert dpsgd_epsilon(sigma, 0.01, 200, 1e-5, method="pld") <= target
