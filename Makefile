@@ -33,9 +33,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/throughput.py --quick --out benchmarks/results.json
 
+# Jupyter generates a random token and prints the full URL with it.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root \
-		--IdentityProvider.token=$$($(PY) -c 'import secrets; print(secrets.token_hex(16))')
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
 
 clean:
 	rm -rf build
