@@ -1,0 +1,692 @@
+"""Rényi-DP accountant of DP-SGD with ModelMix (paper 002: Xiao, Wan, Devadas, "Differentially
+Private Deep Learning with ModelMix").
+
+One ModelMix step releases the Poisson-subsampled sum of clipped gradients perturbed by Gaussian
+noise *and* by the per-coordinate uniform "trajectory envelope" noise of the mixing (Appendix C,
+eq. (36)).  In units of the ℓ2 clipping bound c (the *sensitivity units* used throughout):
+
+    P0 = N(0, z²) ⊛ U[−u/2, u/2],      P1 = N(s, z²) ⊛ U[−u/2, u/2],
+
+with z the noise multiplier (σ_sum / c), u the envelope width and s the per-coordinate shift of the
+differing record's gradient (s = 1 for plain ModelMix: the one-hot worst case of Theorem 4.1; s = 1/√p
+on p coordinates with the ℓ2 + ℓ∞ clipping of Algorithm 2: the p-sparse worst case of Corollary 4.1).
+
+**Units (note 002 §3.4, the critical rule).**  Algorithm 1 is written with a *summed* gradient, so
+the uniform half-width τ/(2η) is in units of that sum.  The experiments use the *averaged* update
+w ← mix − η_avg (Σ CP + Δ)/B and quote τ as a multiple of η_avg ("τ = 0.15η").  With τ = ρ·η_avg and
+η_sum = η_avg / B the width in sensitivity units is u = ρ·B/c (:func:`envelope_width`).  This
+reading reproduces every Fig. 3 number and the authors' CIFAR-10 ε = 8.000; the literal reading
+u = ρ/c gives essentially no amplification.
+
+**Per-step RDP.**  Theorem 4.1 and the *corrected* Corollary 4.1 (the printed one lacks the factor T
+and has 1 − α in the denominator; see :func:`corollary41_epsilon`):
+
+    RDP(α) = D_α((1−q)P0 + qP1 ‖ P0)
+           = log Σ_{k=0}^{α} C(α,k)(1−q)^{α−k} q^k M_k^p / (α − 1)       (integer α, any p)
+           = log E_{P0}[((1−q) + q·P1/P0)^α] / (α − 1)                      (any real α > 1, p = 1)
+
+with M_k = E_{P0}[(P1/P0)^k].  The densities have the closed form
+[Φ((o − a + u/2)/z) − Φ((o − a − u/2)/z)]/u; all integrals are Riemann sums on one uniform grid,
+in log space, vectorised over the orders.  T steps compose to T·RDP(α); (ε, δ) follows with
+:func:`dpcore.accounting.dpsgd.rdp_to_epsilon` ("mironov" = the paper's Theorem 2.2 and the
+authors' accountant; "balle" = the improved conversion).
+
+ModelMix is post-processing of the noisy-gradient releases, so the plain sampled-Gaussian RDP bounds
+it too; ``bound="min"`` (default) takes the smaller of the two at every order before composing,
+``bound="modelmix"`` is the paper's Theorem 4.1 alone (what Fig. 3 plots).  The plain bound is
+:func:`sampled_gaussian_rdp`, computed the same way (closed form at integer α, numerical integral at
+fractional α, which stays accurate where dp_accounting's series stops converging, e.g. α = 1.25 at
+z = 0.367).
+
+**Orders.**  Default: TF-Privacy's orders ≤ 64 for p = 1 (fractional; :data:`DEFAULT_ORDERS`) and the
+integers 2..64 for p > 1 (:data:`INTEGER_ORDERS`), the grids that reproduce the paper.  Very small ε
+(large noise) may need larger orders: pass ``orders=TF_PRIVACY_ORDERS`` (up to 512; slower).
+
+>>> round(epsilon(n=50_000, batch_size=1500, steps=3400, noise_multiplier=0.335, clip=20, tau=0.15,
+...               delta=1e-5, linf_blocks=100, conversion="mironov"), 3)  # authors' CIFAR-10 setting
+8.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import optimize
+from scipy.special import gammaln, log_ndtr, logsumexp
+
+from dpcore.accounting.dpsgd import rdp_to_epsilon
+from dpcore.validation import (
+    check_choice,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_rate,
+)
+
+__all__ = [
+    "TF_PRIVACY_ORDERS",
+    "DEFAULT_ORDERS",
+    "INTEGER_ORDERS",
+    "BOUNDS",
+    "envelope_width",
+    "log_mixture_density",
+    "log_moments",
+    "step_rdp",
+    "sampled_gaussian_rdp",
+    "default_orders",
+    "rdp",
+    "epsilon",
+    "epsilon_curve",
+    "dpsgd_rdp",
+    "dpsgd_epsilon",
+    "schedule_rdp",
+    "schedule_epsilon",
+    "noise_multiplier_for_epsilon",
+    "corollary41_epsilon",
+    "amplification_curves",
+]
+
+#: TF-Privacy's default orders (``compute_dp_sgd_privacy``): the grid the paper's numbers come from.
+TF_PRIVACY_ORDERS: tuple[float, ...] = (
+    (1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 3.5, 4.0, 4.5)
+    + tuple(float(a) for a in range(5, 64))
+    + (128.0, 256.0, 512.0)
+)
+#: Orders used by default when p = 1: TF-Privacy's list up to 64 (note 002 §3.7).
+DEFAULT_ORDERS: tuple[float, ...] = tuple(a for a in TF_PRIVACY_ORDERS if a <= 64)
+#: Orders used by default when p > 1: the integers 2..64 of Corollary 4.1 (note 002 §3.7).
+INTEGER_ORDERS: tuple[float, ...] = tuple(float(a) for a in range(2, 65))
+BOUNDS = ("min", "modelmix")
+CONVERSIONS = ("balle", "mironov")
+FORMS = ("average", "sum")
+
+_POINTS_PER_SCALE = 20  # grid points per noise standard deviation (Riemann sums of smooth integrands: ~1e-10)
+_TAIL = 20.0  # grid margin in noise standard deviations beyond the mass of every integrand
+_MAX_POINTS = 2_000_000
+_TINY_WIDTH = 1e-6  # widths below this fraction of the noise are treated as zero (pure Gaussian)
+
+
+# ----------------------------------------------------------------------------------------------
+# Units
+# ----------------------------------------------------------------------------------------------
+def envelope_width(tau: float, *, clip: float, batch_size: float | None = None, form: str = "average") -> float:
+    """Width u of the uniform envelope noise in sensitivity units (multiples of ``clip``).
+
+    ``form="average"`` (the experiments' and the authors' convention): ``tau`` is τ/η for the
+    *averaged* update with expected batch size B, so u = τ/η · B / c (note 002 §3.4).
+    ``form="sum"`` (Algorithm 1 literally): ``tau`` is τ/η for the *summed* gradient, u = τ/η / c.
+    The two agree when η_sum = η_avg / B.
+
+    >>> envelope_width(0.15, clip=20, batch_size=1000)
+    7.5
+    """
+    tau = check_nonnegative("tau", tau)
+    clip = check_positive("clip", clip)
+    check_choice("form", form, FORMS)
+    if form == "sum":
+        return tau / clip
+    if batch_size is None:
+        raise ValueError("batch_size must be given (a positive number) when form='average'")
+    return tau * check_positive("batch_size", batch_size) / clip
+
+
+# ----------------------------------------------------------------------------------------------
+# Densities and moments (sensitivity units, shift s)
+# ----------------------------------------------------------------------------------------------
+def _log_cdf_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log(Φ(b) − Φ(a)) for b > a, stable in both tails (upper tails when a > 0)."""
+    upper = a > 0
+    hi = np.where(upper, log_ndtr(-a), log_ndtr(b))
+    lo = np.where(upper, log_ndtr(-b), log_ndtr(a))
+    with np.errstate(divide="ignore"):
+        return hi + np.log(-np.expm1(lo - hi))
+
+
+def log_mixture_density(o: np.ndarray | float, *, shift: float, noise: float, width: float) -> np.ndarray:
+    """log density of N(shift, noise²) ⊛ U[−width/2, width/2] at ``o`` (Theorem 4.1's P0 / P1).
+
+    Closed form [Φ((o − shift + width/2)/noise) − Φ((o − shift − width/2)/noise)] / width; the
+    Gaussian log density when ``width`` is (numerically) zero.
+    """
+    noise = check_positive("noise", noise)
+    width = check_nonnegative("width", width)
+    x = np.asarray(o, dtype=float) - float(shift)
+    if width <= _TINY_WIDTH * noise:
+        return -0.5 * (x / noise) ** 2 - math.log(noise) - 0.5 * math.log(2 * math.pi)
+    return _log_cdf_diff((x - width / 2) / noise, (x + width / 2) / noise) - math.log(width)
+
+
+def _grid(noise: float, width: float, shift: float, max_order: float) -> tuple[np.ndarray, np.ndarray]:
+    """Log quadrature weights of P0 and the log likelihood ratio log(P1/P0) on a uniform grid.
+
+    Everything is rescaled to shift 1 (noise/shift, width/shift).  The grid covers
+    [−u/2 − 20z − 2, u/2 + max_order + 20z + 2]: the integrand P0·(P1/P0)^k has its mass near
+    o ≈ u/2 + k (Gaussian tail of width z), so the right end grows with the largest order.
+    """
+    z, u = noise / shift, width / shift
+    lo = -u / 2 - _TAIL * z - 2.0
+    hi = u / 2 + max_order + _TAIL * z + 2.0
+    points = int(math.ceil((hi - lo) / (z / _POINTS_PER_SCALE))) + 1
+    if points > _MAX_POINTS:
+        raise ValueError(
+            f"noise_multiplier={noise:g} is too small for orders up to {max_order:g} at width {width:g} "
+            f"(the grid would need {points} points); use larger noise or fewer orders"
+        )
+    o = np.linspace(lo, hi, max(points, 2001))
+    lp0 = log_mixture_density(o, shift=0.0, noise=z, width=u)
+    lp1 = log_mixture_density(o, shift=1.0, noise=z, width=u)
+    lw = lp0 - logsumexp(lp0)  # normalised Riemann weights of P0
+    return lw, lp1 - lp0
+
+
+def log_moments(ks: Sequence[int] | np.ndarray, *, noise: float, width: float, shift: float = 1.0) -> np.ndarray:
+    """log M_k = log E_{P0}[(P1/P0)^k] for each k (the A_k of eq. (38) for one coordinate).
+
+    ``noise``, ``width`` and ``shift`` in the same units.  For width 0 this is (k² − k) s²/(2z²).
+    """
+    noise = check_positive("noise", noise)
+    width = check_nonnegative("width", width)
+    shift = check_positive("shift", shift)
+    k = np.asarray(ks, dtype=float)
+    if k.ndim != 1 or k.size == 0 or np.any(k < 0):
+        raise ValueError("ks must be a non-empty 1-D sequence of non-negative numbers")
+    lw, lr = _grid(noise, width, shift, float(k.max()))
+    return logsumexp(lw[None, :] + k[:, None] * lr[None, :], axis=1)
+
+
+def _check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool) -> np.ndarray:
+    a = np.asarray(orders, dtype=float)
+    if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1):
+        raise ValueError(f"orders must be a non-empty 1-D sequence of finite numbers > 1, got {orders!r}")
+    if integer and np.any(a != np.round(a)):
+        raise ValueError("orders must be integers when linf_blocks > 1 (Corollary 4.1 is a binomial expansion)")
+    return a
+
+
+def _binomial_rdp(a: np.ndarray, q: float, log_m: np.ndarray) -> np.ndarray:
+    """log Σ_k C(α,k)(1−q)^{α−k} q^k exp(log_m[k]) / (α − 1) for integer orders α."""
+    out = np.empty_like(a)
+    log_1mq = math.log1p(-q) if q < 1 else -math.inf
+    for i, alpha in enumerate(a.astype(int)):
+        k = np.arange(alpha + 1)
+        with np.errstate(invalid="ignore"):
+            terms = gammaln(alpha + 1) - gammaln(k + 1) - gammaln(alpha - k + 1) + k * math.log(q) + log_m[k]
+            terms = terms + np.where(k < alpha, (alpha - k) * log_1mq, 0.0)
+        out[i] = logsumexp(terms) / (alpha - 1)
+    return out
+
+
+def step_rdp(
+    orders: Sequence[float] | np.ndarray,
+    *,
+    sample_rate: float,
+    noise_multiplier: float,
+    width: float,
+    linf_blocks: int = 1,
+    direction: str = "forward",
+) -> np.ndarray:
+    """RDP of one ModelMix step at each order (Theorem 4.1; corrected Corollary 4.1 for p > 1).
+
+    Sensitivity units: ``noise_multiplier`` z = σ_sum/c, ``width`` u = envelope width / c
+    (:func:`envelope_width`).  ``linf_blocks`` p: the ℓ∞ bound c/√p of Algorithm 2; the worst case
+    is p coordinates shifted by 1/√p, i.e. one coordinate with (z√p, u√p, shift 1) raised to the
+    power p.  p = 1 accepts real orders (direct integration); p > 1 integer orders only.
+
+    ``direction="forward"`` is the paper's D_α((1−q)P0 + qP1 ‖ P0).  Appendix C drops the other
+    direction D_α(P0 ‖ (1−q)P0 + qP1) by citing Mironov et al. 2019, Thm 5, which is proven for
+    Gaussians only; ``direction="reverse"`` (p = 1) computes it so that the claim can be checked.
+    """
+    q = check_rate("sample_rate", sample_rate)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    u = check_nonnegative("width", width)
+    p = check_positive_int("linf_blocks", linf_blocks)
+    check_choice("direction", direction, ("forward", "reverse"))
+    a = _check_orders(orders, integer=p > 1)
+    scale = math.sqrt(p)
+    if direction == "reverse" and p > 1:
+        raise ValueError("direction='reverse' is only available for linf_blocks=1")
+    if p == 1:
+        lw, lr = _grid(z, u, 1.0, float(a.max()))
+        log_mix = np.logaddexp(math.log1p(-q), math.log(q) + lr) if q < 1 else lr
+        power = a if direction == "forward" else 1 - a
+        return logsumexp(lw[None, :] + power[:, None] * log_mix[None, :], axis=1) / (a - 1)
+    log_m = log_moments(np.arange(int(a.max()) + 1), noise=z * scale, width=u * scale)
+    return _binomial_rdp(a, q, p * log_m)
+
+
+def sampled_gaussian_rdp(
+    orders: Sequence[float] | np.ndarray, *, sample_rate: float, noise_multiplier: float
+) -> np.ndarray:
+    """RDP of one Poisson-subsampled Gaussian step (Mironov, Talwar, Zhang 2019), add/remove.
+
+    D_α((1−q)N(0,z²) + qN(1,z²) ‖ N(0,z²)): the closed-form binomial sum with exp((k²−k)/(2z²))
+    at integer α, the same integral as :func:`step_rdp` with width 0 at fractional α.  This is
+    the τ → 0 limit of ModelMix and the "regular DP-SGD" accountant of the paper.
+    """
+    q = check_rate("sample_rate", sample_rate)
+    z = check_positive("noise_multiplier", noise_multiplier)
+    a = _check_orders(orders, integer=False)
+    out = np.empty_like(a)
+    integer = a == np.round(a)
+    if np.any(integer):
+        ai = a[integer]
+        k = np.arange(int(ai.max()) + 1)
+        out[integer] = _binomial_rdp(ai, q, (k * k - k) / (2 * z * z))
+    if np.any(~integer):
+        out[~integer] = step_rdp(a[~integer], sample_rate=q, noise_multiplier=z, width=0.0)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Public accountant (paper units: n, expected batch size, τ as a multiple of η)
+# ----------------------------------------------------------------------------------------------
+def default_orders(linf_blocks: int | None = None) -> np.ndarray:
+    """:data:`DEFAULT_ORDERS` for p = 1 (fractional), :data:`INTEGER_ORDERS` for p > 1."""
+    p = 1 if linf_blocks is None else check_positive_int("linf_blocks", linf_blocks)
+    return np.asarray(DEFAULT_ORDERS if p == 1 else INTEGER_ORDERS, dtype=float)
+
+
+def _check_setting(n: int, batch_size: float, noise_multiplier: float, clip: float, tau: float, linf_blocks):
+    n = check_positive_int("n", n)
+    batch_size = check_positive("batch_size", batch_size)
+    if batch_size > n:
+        raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
+    noise_multiplier = check_positive("noise_multiplier", noise_multiplier)
+    clip = check_positive("clip", clip)
+    tau = check_nonnegative("tau", tau)
+    p = 1 if linf_blocks is None else check_positive_int("linf_blocks", linf_blocks)
+    return n, batch_size, noise_multiplier, clip, tau, p
+
+
+def _per_step(
+    orders, *, n, batch_size, noise_multiplier, clip, tau, linf_blocks, bound, form="average"
+) -> tuple[np.ndarray, np.ndarray]:
+    n, batch_size, z, clip, tau, p = _check_setting(n, batch_size, noise_multiplier, clip, tau, linf_blocks)
+    check_choice("bound", bound, BOUNDS)
+    a = default_orders(p) if orders is None else _check_orders(orders, integer=p > 1)
+    q = batch_size / n
+    width = envelope_width(tau, clip=clip, batch_size=batch_size, form=form)
+    values = step_rdp(a, sample_rate=q, noise_multiplier=z, width=width, linf_blocks=p)
+    if bound == "min":
+        values = np.minimum(values, sampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=z))
+    return a, values
+
+
+def rdp(
+    *,
+    n: int,
+    batch_size: float,
+    steps: int,
+    noise_multiplier: float,
+    clip: float,
+    tau: float,
+    linf_blocks: int | None = None,
+    orders: Sequence[float] | None = None,
+    bound: str = "min",
+    form: str = "average",
+) -> tuple[np.ndarray, np.ndarray]:
+    """(orders, RDP) of ``steps`` ModelMix steps (Theorem 4.1 / corrected Corollary 4.1, composed).
+
+    ``batch_size`` is the expected batch (q = batch_size/n, Poisson sampling); ``noise_multiplier``
+    z = σ/c of the summed gradient; ``tau`` = τ/η for the averaged update (``tau=0.15`` means
+    τ = 0.15η); ``linf_blocks`` = p of Algorithm 2 (None: ℓ2 clipping only).  ``bound="min"``
+    also applies the plain sampled-Gaussian bound at each order (ModelMix is post-processing).
+    ``form="sum"`` reads ``tau`` as τ/η of Algorithm 1's summed-gradient update (u = τ/η / c): the
+    literal reading, which gives almost no amplification at the paper's settings.
+    """
+    steps = check_positive_int("steps", steps)
+    a, values = _per_step(
+        orders,
+        n=n,
+        batch_size=batch_size,
+        noise_multiplier=noise_multiplier,
+        clip=clip,
+        tau=tau,
+        linf_blocks=linf_blocks,
+        bound=bound,
+        form=form,
+    )
+    return a, steps * values
+
+
+def epsilon(
+    *,
+    n: int,
+    batch_size: float,
+    steps: int,
+    noise_multiplier: float,
+    clip: float,
+    tau: float,
+    delta: float,
+    linf_blocks: int | None = None,
+    conversion: str = "balle",
+    orders: Sequence[float] | None = None,
+    bound: str = "min",
+    form: str = "average",
+) -> float:
+    """ε of DP-SGD with ModelMix at δ (see :func:`rdp` for the parameters).
+
+    ``conversion="mironov"`` is the paper's Theorem 2.2 (and the authors' accountant);
+    ``"balle"`` is the tighter conversion of Balle et al. 2020.
+    """
+    delta = check_open_unit("delta", delta)
+    check_choice("conversion", conversion, CONVERSIONS)
+    a, values = rdp(
+        n=n,
+        batch_size=batch_size,
+        steps=steps,
+        noise_multiplier=noise_multiplier,
+        clip=clip,
+        tau=tau,
+        linf_blocks=linf_blocks,
+        orders=orders,
+        bound=bound,
+        form=form,
+    )
+    return rdp_to_epsilon(a, values, delta, conversion=conversion)
+
+
+def epsilon_curve(
+    steps: Sequence[int],
+    *,
+    n: int,
+    batch_size: float,
+    noise_multiplier: float,
+    clip: float,
+    tau: float,
+    delta: float,
+    linf_blocks: int | None = None,
+    conversion: str = "balle",
+    orders: Sequence[float] | None = None,
+    bound: str = "min",
+    form: str = "average",
+) -> np.ndarray:
+    """ε after each entry of ``steps`` (one per-step RDP table reused; Fig. 3's curves)."""
+    delta = check_open_unit("delta", delta)
+    check_choice("conversion", conversion, CONVERSIONS)
+    steps = [check_positive_int("steps", s) for s in steps]
+    if not steps:
+        raise ValueError("steps must be a non-empty sequence of positive integers")
+    a, values = _per_step(
+        orders,
+        n=n,
+        batch_size=batch_size,
+        noise_multiplier=noise_multiplier,
+        clip=clip,
+        tau=tau,
+        linf_blocks=linf_blocks,
+        bound=bound,
+        form=form,
+    )
+    return np.array([rdp_to_epsilon(a, s * values, delta, conversion=conversion) for s in steps])
+
+
+def dpsgd_rdp(
+    *, n: int, batch_size: float, steps: int, noise_multiplier: float, orders: Sequence[float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(orders, RDP) of regular DP-SGD with the same noise (:func:`sampled_gaussian_rdp`, composed)."""
+    n = check_positive_int("n", n)
+    batch_size = check_positive("batch_size", batch_size)
+    if batch_size > n:
+        raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
+    steps = check_positive_int("steps", steps)
+    a = np.asarray(DEFAULT_ORDERS, dtype=float) if orders is None else _check_orders(orders, integer=False)
+    return a, steps * sampled_gaussian_rdp(a, sample_rate=batch_size / n, noise_multiplier=noise_multiplier)
+
+
+def dpsgd_epsilon(
+    *,
+    n: int,
+    batch_size: float,
+    steps: int,
+    noise_multiplier: float,
+    delta: float,
+    conversion: str = "balle",
+    orders: Sequence[float] | None = None,
+) -> float:
+    """ε of regular DP-SGD with the same noise (the paper's baseline: sampled Gaussian RDP)."""
+    delta = check_open_unit("delta", delta)
+    check_choice("conversion", conversion, CONVERSIONS)
+    a, values = dpsgd_rdp(n=n, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier, orders=orders)
+    return rdp_to_epsilon(a, values, delta, conversion=conversion)
+
+
+def schedule_rdp(
+    phases: Sequence[tuple[int, float]],
+    *,
+    n: int,
+    batch_size: float,
+    noise_multiplier: float,
+    clip: float,
+    linf_blocks: int | None = None,
+    orders: Sequence[float] | None = None,
+    bound: str = "min",
+) -> tuple[np.ndarray, np.ndarray]:
+    """(orders, RDP) of a τ schedule: ``phases`` = [(steps, tau), ...] summed order by order
+    (note 002 §3.5 step 7; e.g. Table I's 0.05η then 0.025η, §5.3's thirds)."""
+    if not phases:
+        raise ValueError("phases must be a non-empty sequence of (steps, tau) pairs")
+    total = None
+    a = None
+    for phase in phases:
+        if len(phase) != 2:
+            raise ValueError(f"phases must contain (steps, tau) pairs, got {phase!r}")
+        steps, tau = phase
+        a, values = rdp(
+            n=n,
+            batch_size=batch_size,
+            steps=steps,
+            noise_multiplier=noise_multiplier,
+            clip=clip,
+            tau=tau,
+            linf_blocks=linf_blocks,
+            orders=orders,
+            bound=bound,
+        )
+        total = values if total is None else total + values
+    return a, total
+
+
+def schedule_epsilon(
+    phases: Sequence[tuple[int, float]],
+    *,
+    n: int,
+    batch_size: float,
+    noise_multiplier: float,
+    clip: float,
+    delta: float,
+    linf_blocks: int | None = None,
+    conversion: str = "balle",
+    orders: Sequence[float] | None = None,
+    bound: str = "min",
+) -> float:
+    """ε of a τ schedule (see :func:`schedule_rdp`)."""
+    delta = check_open_unit("delta", delta)
+    check_choice("conversion", conversion, CONVERSIONS)
+    a, values = schedule_rdp(
+        phases,
+        n=n,
+        batch_size=batch_size,
+        noise_multiplier=noise_multiplier,
+        clip=clip,
+        linf_blocks=linf_blocks,
+        orders=orders,
+        bound=bound,
+    )
+    return rdp_to_epsilon(a, values, delta, conversion=conversion)
+
+
+def noise_multiplier_for_epsilon(
+    target_epsilon: float,
+    *,
+    n: int,
+    batch_size: float,
+    steps: int,
+    delta: float,
+    clip: float = 1.0,
+    tau: float = 0.0,
+    linf_blocks: int | None = None,
+    conversion: str = "balle",
+    orders: Sequence[float] | None = None,
+    bound: str = "min",
+    method: str = "modelmix",
+    phases: Sequence[tuple[int, float]] | None = None,
+    rtol: float = 1e-5,
+) -> float:
+    """Noise multiplier z whose ε equals ``target_epsilon`` (to ``rtol`` in z), by Brent's method on log z.
+
+    ``method="modelmix"``: :func:`epsilon` (or :func:`schedule_epsilon` when a τ schedule ``phases``
+    is given; ``steps`` and ``tau`` are then ignored); ``method="dpsgd"``: :func:`dpsgd_epsilon`
+    (``clip``, ``tau``, ``linf_blocks``, ``bound`` and ``phases`` ignored).
+    """
+    target = check_positive("target_epsilon", target_epsilon)
+    check_choice("method", method, ("modelmix", "dpsgd"))
+    rtol = check_positive("rtol", rtol)
+
+    def eps(z: float) -> float:
+        if method == "dpsgd":
+            return dpsgd_epsilon(
+                n=n,
+                batch_size=batch_size,
+                steps=steps,
+                noise_multiplier=z,
+                delta=delta,
+                conversion=conversion,
+                orders=orders,
+            )
+        if phases is not None:
+            return schedule_epsilon(
+                phases,
+                n=n,
+                batch_size=batch_size,
+                noise_multiplier=z,
+                clip=clip,
+                delta=delta,
+                linf_blocks=linf_blocks,
+                conversion=conversion,
+                orders=orders,
+                bound=bound,
+            )
+        return epsilon(
+            n=n,
+            batch_size=batch_size,
+            steps=steps,
+            noise_multiplier=z,
+            clip=clip,
+            tau=tau,
+            delta=delta,
+            linf_blocks=linf_blocks,
+            conversion=conversion,
+            orders=orders,
+            bound=bound,
+        )
+
+    def f(log_z: float) -> float:
+        return math.log(eps(math.exp(log_z))) - math.log(target)
+
+    lo, hi = math.log(0.25), math.log(4.0)
+    while f(lo) < 0:
+        lo -= math.log(4.0)
+        if lo < math.log(0.02):
+            raise ValueError(f"target_epsilon={target} needs noise_multiplier < 0.02: outside the accountant's range")
+    while f(hi) > 0:
+        hi += math.log(4.0)
+        if hi > math.log(1e4):
+            raise ValueError(f"target_epsilon={target} is not reachable with noise_multiplier <= 1e4")
+    root = optimize.brentq(f, lo, hi, xtol=rtol / 4, rtol=1e-12)
+    return math.exp(root)
+
+
+# ----------------------------------------------------------------------------------------------
+# The printed Corollary 4.1 (erratum)
+# ----------------------------------------------------------------------------------------------
+def corollary41_epsilon(
+    *,
+    n: int,
+    batch_size: float,
+    steps: int,
+    noise_multiplier: float,
+    clip: float,
+    tau: float,
+    delta: float,
+    linf_blocks: int,
+    mode: str = "corrected",
+    orders: Sequence[float] = INTEGER_ORDERS,
+) -> float:
+    """Corollary 4.1 as printed (``mode="printed"``) or corrected (``mode="corrected"``).
+
+    Printed: ε ≤ min_α [log Σ_k C(α,k)(1−q)^{α−k} q^k A_k + log(1/δ)] / (1 − α) -- the factor T is
+    missing and the denominator has the wrong sign, so the value is negative and meaningless.
+    Corrected (Theorem 4.1 and Appendix C): min_α [T·log Σ(...) + log(1/δ)] / (α − 1), identical to
+    :func:`epsilon` with ``bound="modelmix"``, ``conversion="mironov"`` and integer orders.
+    """
+    check_choice("mode", mode, ("corrected", "printed"))
+    delta = check_open_unit("delta", delta)
+    steps = check_positive_int("steps", steps)
+    a, per_step = _per_step(
+        orders,
+        n=n,
+        batch_size=batch_size,
+        noise_multiplier=noise_multiplier,
+        clip=clip,
+        tau=tau,
+        linf_blocks=linf_blocks,
+        bound="modelmix",
+    )
+    if mode == "corrected":
+        return rdp_to_epsilon(a, steps * per_step, delta, conversion="mironov")
+    log_sum = per_step * (a - 1)  # log Σ_k C(α,k)(1−q)^{α−k} q^k A_k
+    return float(np.min((log_sum + math.log(1 / delta)) / (1 - a)))
+
+
+# ----------------------------------------------------------------------------------------------
+# Fig. 3: ε against iterations for regular DP-SGD and ModelMix variants
+# ----------------------------------------------------------------------------------------------
+def amplification_curves(
+    steps: Sequence[int],
+    *,
+    n: int,
+    batch_size: float,
+    noise_multiplier: float,
+    clip: float,
+    tau: float,
+    delta: float,
+    linf_blocks: Sequence[int | None] = (None, 25, 100),
+    conversion: str = "mironov",
+    bound: str = "modelmix",
+    regular_orders: Sequence[float] = TF_PRIVACY_ORDERS,
+) -> dict[str, np.ndarray]:
+    """Fig. 3's curves: ε after each entry of ``steps`` for regular DP-SGD (same noise, ``regular_orders``)
+    and ModelMix with each ℓ∞ parameter in ``linf_blocks`` (None = plain ModelMix, default orders).
+
+    Keys: ``"steps"``, ``"regular DP-SGD"``, ``"ModelMix"``, ``"ModelMix p=<p>"``.  The defaults are the
+    paper's: Mironov conversion, Theorem 4.1 / Corollary 4.1 alone (``bound="modelmix"``).
+    """
+    steps = [check_positive_int("steps", s) for s in steps]
+    if not steps:
+        raise ValueError("steps must be a non-empty sequence of positive integers")
+    a, per_step = dpsgd_rdp(
+        n=n, batch_size=batch_size, steps=1, noise_multiplier=noise_multiplier, orders=regular_orders
+    )
+    out = {
+        "steps": np.asarray(steps),
+        "regular DP-SGD": np.array([rdp_to_epsilon(a, s * per_step, delta, conversion=conversion) for s in steps]),
+    }
+    for p in linf_blocks:
+        key = "ModelMix" if p is None else f"ModelMix p={p}"
+        out[key] = epsilon_curve(
+            steps,
+            n=n,
+            batch_size=batch_size,
+            noise_multiplier=noise_multiplier,
+            clip=clip,
+            tau=tau,
+            delta=delta,
+            linf_blocks=p,
+            conversion=conversion,
+            bound=bound,
+        )
+    return out
