@@ -1,0 +1,453 @@
+"""f-DP toolkit: trade-off functions, subsampling, composition, group privacy, (ε, δ) conversion.
+
+Dong, Roth, Su, "Gaussian Differential Privacy" (JRSS-B 2022) -- cited as [DRS]:
+
+* trade-off function T(P, Q)(α) = inf{β_φ : α_φ ≤ α}; f is a trade-off function iff it is convex,
+  continuous, non-increasing and 0 ≤ f(α) ≤ 1 − α ([DRS] Prop. 2.2);
+* Gaussian trade-off G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) ([DRS] Def. 2.7), and f_{ε,δ} ([DRS] eq. (2.5));
+* μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 ([DRS] Cor. 2.13; delegated to :mod:`dpcore.accounting.gdp`);
+* a symmetric or general f converts to (ε, δ(ε)) with δ(ε) = 1 + f*(−e^ε) ([DRS] Prop. 2.12);
+* subsampling operator C_p(f) = min{f_p, f_p⁻¹}** with f_p = p f + (1 − p)(1 − α) ([DRS] Thm 4.2);
+* composition G_{μ1} ⊗ G_{μ2} = G_{sqrt(μ1² + μ2²)} ([DRS] Cor. 3.3) and the CLT for subsampled
+  Gaussians ([DRS] Cor. 5.4 uniform; Bu et al. 2020 Poisson);
+* group privacy: f-DP ⇒ [1 − (1 − f)^{∘g}]-DP for groups of size g ([DRS] Thm 2.14), G_μ ↦ G_{gμ}.
+
+Trade-off functions are represented by two small classes sharing one interface:
+:class:`Gaussian` (closed form, carries μ) and :class:`Curve` (any vectorised callable).
+Both give ``f(alpha)``, ``.delta(epsilon)`` and ``.epsilon(delta)``.
+
+>>> round(float(gaussian_tradeoff(1.0, 0.05)), 4)
+0.7405
+>>> round(mu_to_epsilon(5.0, 1e-5), 3)   # G_5: paper 003's A_1 guarantee at σ=2, E=100
+33.104
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+
+from dpcore.accounting import gdp
+from dpcore.validation import (
+    check_choice,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_range,
+)
+
+__all__ = [
+    "ALPHA_GRID",
+    "Gaussian",
+    "Curve",
+    "gaussian_tradeoff",
+    "gaussian_power",
+    "eps_delta_tradeoff",
+    "mu_to_delta",
+    "mu_to_epsilon",
+    "tradeoff_to_delta",
+    "tradeoff_to_epsilon",
+    "tradeoff_from_delta_curve",
+    "lower_convex_envelope",
+    "inverse_tradeoff",
+    "subsample",
+    "subsampled_gaussian_tradeoff",
+    "compose_gaussian",
+    "clt_factor",
+    "clt_mu",
+    "group_tradeoff",
+    "group_gaussian",
+    "pld_gaussian_delta",
+    "check_tradeoff",
+]
+
+ArrayLike = float | np.ndarray
+
+
+def _alpha_grid(n_log: int = 3000, n_lin: int = 2000) -> np.ndarray:
+    """α grid for sup/inf searches: log-spaced down to 1e-300 plus a linear part on [0, 1]."""
+    return np.unique(np.concatenate([np.logspace(-300, -1e-12, n_log), np.linspace(0.0, 1.0, n_lin)]))
+
+
+#: Default α grid used by the numerical conversions (covers α down to 1e-300).
+ALPHA_GRID = _alpha_grid()
+
+
+def _as_alpha(alpha: ArrayLike) -> np.ndarray:
+    a = np.asarray(alpha, dtype=float)
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    return a
+
+
+def _out(x: np.ndarray) -> float | np.ndarray:
+    return float(x) if np.ndim(x) == 0 else x
+
+
+# --------------------------------------------------------------------------- Gaussian
+def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> float | np.ndarray:
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) ([DRS] Def. 2.7), computed as Φ(−Φ⁻¹(α) − μ) (no 1 − α cancellation).
+
+    ``mu = 0`` is G_0(α) = 1 − α (no leakage); ``mu = inf`` is the zero function.
+    """
+    mu = check_nonnegative("mu", mu) if mu != math.inf else math.inf
+    a = _as_alpha(alpha)
+    if mu == math.inf:
+        return _out(np.zeros_like(a))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = special.ndtr(-special.ndtri(a) - mu)
+    return _out(np.clip(out, 0.0, 1.0))
+
+
+def gaussian_power(mu: float, alpha: ArrayLike) -> np.ndarray:
+    """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ), accurate when G_μ(α) is close to 1."""
+    alpha = _as_alpha(alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return special.ndtr(special.ndtri(alpha) + mu)
+
+
+def eps_delta_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> float | np.ndarray:
+    """f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)} ([DRS] eq. (2.5)).
+
+    Paper 003 (§4) prints ``min`` instead of ``max``; that is a typo (the min is identically ≤ 0).
+    """
+    epsilon = check_nonnegative("epsilon", epsilon)
+    delta = check_range("delta", delta, 0.0, 1.0)
+    a = _as_alpha(alpha)
+    out = np.maximum.reduce([np.zeros_like(a), 1 - delta - math.exp(epsilon) * a, math.exp(-epsilon) * (1 - delta - a)])
+    return _out(out)
+
+
+def mu_to_delta(mu: float, epsilon: ArrayLike) -> float | np.ndarray:
+    """δ(ε) of μ-GDP, [DRS] Cor. 2.13 (delegates to :func:`dpcore.accounting.gdp.delta_from_mu`)."""
+    return gdp.delta_from_mu(mu, epsilon)
+
+
+def mu_to_epsilon(mu: float, delta: float) -> float:
+    """Smallest ε with δ(ε) ≤ δ for μ-GDP (delegates to :func:`dpcore.accounting.gdp.epsilon_from_mu`)."""
+    return gdp.epsilon_from_mu(mu, delta)
+
+
+# --------------------------------------------------------------------------- generic curves
+def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> float:
+    """max of ``objective`` on ``grid``, refined by a bounded 1-D search between the neighbours of the best point."""
+    vals = np.asarray(objective(grid), dtype=float)
+    i = int(np.argmax(vals))
+    best = float(vals[i])
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if hi > lo:
+        res = optimize.minimize_scalar(
+            lambda t: -float(objective(np.array([t]))[0]),
+            bounds=(lo, hi),
+            method="bounded",
+            options={"xatol": 1e-14 * hi},
+        )
+        best = max(best, -float(res.fun))
+    return best
+
+
+def _delta_from_callable(f: Callable[[np.ndarray], np.ndarray], epsilon: float, grid: np.ndarray, symmetric: bool):
+    """δ(ε) = max{sup_α 1 − f(α) − e^ε α, sup_α 1 − α − e^ε f(α)} ([DRS] Prop. 2.12), grid + local refinement."""
+    e = math.exp(min(epsilon, 700.0))
+    best = _sup_refined(lambda a: 1.0 - np.asarray(f(a), dtype=float) - e * a, grid)
+    if not symmetric:
+        best = max(best, _sup_refined(lambda a: 1.0 - a - e * np.asarray(f(a), dtype=float), grid))
+    return min(1.0, max(0.0, best))
+
+
+def tradeoff_to_delta(
+    f: Callable[[np.ndarray], np.ndarray],
+    epsilon: ArrayLike,
+    *,
+    symmetric: bool = False,
+    grid: np.ndarray | None = None,
+) -> float | np.ndarray:
+    """δ(ε) of an f-DP mechanism for a general trade-off curve ``f`` ([DRS] Prop. 2.12).
+
+    f ≥ f_{ε,δ} iff δ ≥ sup_α [1 − f(α) − e^ε α] and δ ≥ sup_α [1 − α − e^ε f(α)]; the second term is
+    redundant for a symmetric f.  The suprema are taken on ``grid`` (default :data:`ALPHA_GRID`, α down to
+    1e-300) and refined by a bounded search around the best grid point (tested against the closed form of G_μ).
+    """
+    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    eps = np.asarray(epsilon, dtype=float)
+    if np.any(~np.isfinite(eps)) or np.any(eps < 0):
+        raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
+    out = np.array([_delta_from_callable(f, float(e), grid, symmetric) for e in eps.ravel()]).reshape(eps.shape)
+    return _out(out)
+
+
+def tradeoff_to_epsilon(
+    f: Callable[[np.ndarray], np.ndarray], delta: float, *, symmetric: bool = False, grid: np.ndarray | None = None
+) -> float:
+    """Smallest ε ≥ 0 with δ(ε) ≤ δ for the curve ``f`` (brentq on :func:`tradeoff_to_delta`, which is continuous
+    and non-increasing in ε)."""
+    delta = check_open_unit("delta", delta)
+    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+
+    def d(e: float) -> float:
+        return _delta_from_callable(f, e, grid, symmetric)
+
+    if d(0.0) <= delta:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while d(hi) > delta:
+        lo, hi = hi, hi * 2.0
+        if hi > 700:
+            return math.inf
+    return float(optimize.brentq(lambda e: d(e) - delta, lo, hi, xtol=1e-12, rtol=1e-12))
+
+
+def tradeoff_from_delta_curve(epsilons: np.ndarray, deltas: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The trade-off function implied by a family of (ε_i, δ_i) guarantees: sup_i f_{ε_i,δ_i} ([DRS] Prop. 2.5).
+
+    Used to draw a curve for an accountant that only reports δ(ε) (e.g. a PLD).
+    """
+    eps = np.asarray(epsilons, dtype=float)
+    dl = np.asarray(deltas, dtype=float)
+    if eps.shape != dl.shape or eps.ndim != 1 or eps.size == 0:
+        raise ValueError("epsilons and deltas must be 1-D arrays of the same non-zero length")
+
+    def f(alpha: ArrayLike) -> np.ndarray:
+        a = np.atleast_1d(_as_alpha(alpha))[:, None]
+        vals = np.maximum(1 - dl - np.exp(eps) * a, np.exp(-eps) * (1 - dl - a))
+        return np.clip(vals.max(axis=1), 0.0, 1.0).reshape(np.shape(alpha))
+
+    return f
+
+
+def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of the lower convex hull of the points (x, y) (Andrew's monotone chain), x increasing.
+
+    The double conjugate h** of a function sampled at x is the piecewise-linear interpolation of these vertices.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    order = np.lexsort((y, x))
+    x, y = x[order], y[order]
+    hull: list[int] = []
+    for i in range(x.size):
+        while len(hull) >= 2:
+            i0, i1 = hull[-2], hull[-1]
+            cross = (x[i1] - x[i0]) * (y[i] - y[i0]) - (y[i1] - y[i0]) * (x[i] - x[i0])
+            if cross <= 0:
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return x[hull], y[hull]
+
+
+def inverse_tradeoff(f: Callable[[np.ndarray], np.ndarray], alpha: ArrayLike, grid: np.ndarray | None = None):
+    """f⁻¹(α) = inf{t ∈ [0, 1] : f(t) ≤ α} (paper 003 eq. (8)), numerically by reflecting the graph of f."""
+    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    a = _as_alpha(alpha)
+    fx = np.minimum.accumulate(np.asarray(f(grid), dtype=float))  # enforce non-increasing
+    # graph points (t, f(t)); reflected: x = f(t), y = t; sort by x
+    xs, ys = fx[::-1], grid[::-1]
+    out = np.interp(a, xs, ys, left=1.0, right=0.0)
+    return _out(np.where(a >= fx[0], 0.0, out))
+
+
+# --------------------------------------------------------------------------- subsampling
+def subsampled_gaussian_tradeoff(mu: float, p: float, alpha: ArrayLike) -> float | np.ndarray:
+    """C_p(G_μ) in closed form (the symmetric-f case of [DRS] Thm 4.2, §4.1).
+
+    With f_p = p G_μ + (1 − p)(1 − α) and x* = Φ(−μ/2) (the point where f_p' = −1):
+    C_p(G_μ)(α) = f_p(α) on [0, x*], x* + f_p(x*) − α on [x*, f_p(x*)], f_p⁻¹(α) on [f_p(x*), 1].
+    """
+    mu = check_nonnegative("mu", mu)
+    p = check_range("p", p, 0.0, 1.0)
+    a = _as_alpha(alpha)
+    x_star = float(special.ndtr(-mu / 2))
+    fp_star = p * float(gaussian_tradeoff(mu, x_star)) + (1 - p) * (1 - x_star)
+    fp = p * np.asarray(gaussian_tradeoff(mu, a)) + (1 - p) * (1 - a)
+    # f_p^{-1}(α): solve p G_μ(t) + (1 − p)(1 − t) = α for t (monotone), vectorised bisection
+    lo = np.zeros_like(a)
+    hi = np.ones_like(a)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        val = p * np.asarray(gaussian_tradeoff(mu, mid)) + (1 - p) * (1 - mid)
+        go_right = val > a
+        lo = np.where(go_right, mid, lo)
+        hi = np.where(go_right, hi, mid)
+    fp_inv = 0.5 * (lo + hi)
+    out = np.where(a <= x_star, fp, np.where(a <= fp_star, x_star + fp_star - a, fp_inv))
+    return _out(np.clip(out, 0.0, 1.0))
+
+
+def subsample(f: Callable[[np.ndarray], np.ndarray], p: float, *, grid: np.ndarray | None = None) -> Callable:
+    """The subsampling operator C_p(f) = min{f_p, f_p⁻¹}** ([DRS] Thm 4.2), numerically.
+
+    Returns a vectorised callable: f_p on ``grid``, its reflection, the pointwise minimum and the lower
+    convex envelope (double conjugate), interpolated linearly.
+    """
+    p = check_range("p", p, 0.0, 1.0)
+    grid = np.linspace(0.0, 1.0, 4001) if grid is None else np.asarray(grid, dtype=float)
+
+    def fp(a: np.ndarray) -> np.ndarray:
+        return p * np.asarray(f(a), dtype=float) + (1 - p) * (1 - a)
+
+    m = np.minimum(fp(grid), np.asarray(inverse_tradeoff(fp, grid, grid=grid)))
+    hx, hy = lower_convex_envelope(grid, m)
+
+    def cp(alpha: ArrayLike) -> float | np.ndarray:
+        return _out(np.interp(_as_alpha(alpha), hx, hy))
+
+    return cp
+
+
+# --------------------------------------------------------------------------- composition
+def compose_gaussian(*mus: float) -> float:
+    """G_{μ1} ⊗ … ⊗ G_{μn} = G_μ with μ = sqrt(Σ μ_i²) ([DRS] Cor. 3.3)."""
+    if not mus:
+        raise ValueError("mus must contain at least one value")
+    return math.sqrt(sum(check_nonnegative("mu", m) ** 2 for m in mus))
+
+
+def clt_factor(sigma: float, sampling: str = "uniform") -> float:
+    """The per-unit CLT factor: μ = p·sqrt(T)·clt_factor(σ).
+
+    ``"uniform"``: h(σ) = sqrt(2(e^{σ⁻²}Φ(1.5/σ) + 3Φ(−0.5/σ) − 2)) ([DRS] Cor. 5.4; paper 003 App. G);
+    ``"poisson"``: sqrt(e^{σ⁻²} − 1) (Bu et al. 2020, Thm 5).  Both delegate to :mod:`dpcore.accounting.gdp`.
+
+    >>> round(clt_factor(2.0), 5)
+    0.62755
+    """
+    sigma = check_positive("sigma", sigma)
+    check_choice("sampling", sampling, ("uniform", "poisson"))
+    if sampling == "uniform":
+        return gdp.mu_uniform(sigma, 1.0, 1)
+    return gdp.mu_poisson(sigma, 1.0, 1)
+
+
+def clt_mu(sigma: float, p: float, steps: float, sampling: str = "uniform") -> float:
+    """μ of T-fold composition of a p-subsampled Gaussian (noise multiplier σ) by the CLT.
+
+    μ = p·sqrt(T)·:func:`clt_factor`.  ``steps`` may be real (TF Privacy's ``compute_mu_uniform`` uses
+    T = epochs·N/batch, e.g. 1923.08), which :mod:`dpcore.accounting.gdp` (integer steps) does not allow.
+    """
+    p = check_range("p", p, 0.0, 1.0)
+    steps = check_positive("steps", steps)
+    return p * math.sqrt(steps) * clt_factor(sigma, sampling)
+
+
+# --------------------------------------------------------------------------- group privacy
+def group_tradeoff(f: Callable[[np.ndarray], np.ndarray], g: int) -> Callable:
+    """1 − (1 − f)^{∘g} ([DRS] Thm 2.14): the group-g trade-off implied by f-DP."""
+    g = check_positive_int("g", g)
+
+    def h(alpha: ArrayLike) -> float | np.ndarray:
+        x = _as_alpha(alpha).astype(float)
+        for _ in range(g):
+            x = np.clip(1.0 - np.asarray(f(x), dtype=float), 0.0, 1.0)
+        return _out(1.0 - x)
+
+    return h
+
+
+def group_gaussian(mu: float, g: int) -> float:
+    """G_μ-DP ⇒ G_{gμ}-DP for groups of size g ([DRS] Thm 2.14 applied to G_μ)."""
+    return check_nonnegative("mu", mu) * check_positive_int("g", g)
+
+
+# --------------------------------------------------------------------------- cross-check
+def pld_gaussian_delta(mu: float, epsilon: float, *, grid: float = 1e-4) -> float:
+    """δ(ε) of the Gaussian mechanism G_μ from dp_accounting's PLD (σ = 1/μ, sensitivity 1).
+
+    Independent cross-check of :func:`mu_to_delta` (pessimistic discretisation ``grid``).
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+
+    mu = check_positive("mu", mu)
+    epsilon = check_nonnegative("epsilon", epsilon)
+    pld = pld_mod.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=check_positive("grid", grid))
+    return float(pld.get_delta_for_epsilon(epsilon))
+
+
+def check_tradeoff(f: Callable[[np.ndarray], np.ndarray], *, grid: np.ndarray | None = None, tol: float = 1e-9) -> dict:
+    """Diagnostics of the trade-off-function axioms on ``grid``: non-increasing, convex, 0 ≤ f ≤ 1 − α.
+
+    Returns ``{"nonincreasing": bool, "convex": bool, "below_diagonal": bool, "nonnegative": bool}``.
+    Convexity is checked through the slopes of consecutive chords (tolerance ``tol``).
+    """
+    grid = np.linspace(0.0, 1.0, 2001) if grid is None else np.asarray(grid, dtype=float)
+    y = np.asarray(f(grid), dtype=float)
+    slopes = np.diff(y) / np.diff(grid)
+    return {
+        "nonincreasing": bool(np.all(np.diff(y) <= tol)),
+        "convex": bool(np.all(np.diff(slopes) >= -tol * np.maximum(1.0, np.abs(slopes[1:])))),
+        "below_diagonal": bool(np.all(y <= 1 - grid + tol)),
+        "nonnegative": bool(np.all(y >= -tol)),
+    }
+
+
+# --------------------------------------------------------------------------- objects
+@dataclass(frozen=True)
+class Gaussian:
+    """The Gaussian trade-off function G_μ (``mu = 0``: no leakage; ``mu = inf``: none left)."""
+
+    mu: float
+
+    def __post_init__(self) -> None:
+        if self.mu != math.inf:
+            check_nonnegative("mu", self.mu)
+
+    def __call__(self, alpha: ArrayLike) -> float | np.ndarray:
+        return gaussian_tradeoff(self.mu, alpha)
+
+    def power(self, alpha: ArrayLike) -> float | np.ndarray:
+        """1 − G_μ(α), without cancellation."""
+        if self.mu == math.inf:
+            return _out(np.ones_like(_as_alpha(alpha)))
+        return _out(gaussian_power(self.mu, alpha))
+
+    def delta(self, epsilon: ArrayLike) -> float | np.ndarray:
+        if self.mu == 0:
+            return _out(np.zeros_like(np.asarray(epsilon, dtype=float)))
+        if self.mu == math.inf:
+            return _out(np.ones_like(np.asarray(epsilon, dtype=float)))
+        return mu_to_delta(self.mu, epsilon)
+
+    def epsilon(self, delta: float) -> float:
+        delta = check_open_unit("delta", delta)
+        if self.mu == 0:
+            return 0.0
+        if self.mu == math.inf:
+            return math.inf
+        return mu_to_epsilon(self.mu, delta)
+
+    @property
+    def label(self) -> str:
+        return f"G_{self.mu:.4g}"
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A trade-off curve given by a vectorised callable (``symmetric`` speeds up the (ε, δ) conversion)."""
+
+    func: Callable[[np.ndarray], np.ndarray]
+    label: str = "f"
+    symmetric: bool = False
+    power_func: Callable[[np.ndarray], np.ndarray] | None = None  # 1 − f without cancellation, if available
+
+    def __call__(self, alpha: ArrayLike) -> float | np.ndarray:
+        return _out(np.asarray(self.func(_as_alpha(alpha)), dtype=float))
+
+    def power(self, alpha: ArrayLike) -> float | np.ndarray:
+        """1 − f(α) (from ``power_func`` when given, which keeps precision where f is close to 1)."""
+        a = _as_alpha(alpha)
+        if self.power_func is not None:
+            return _out(np.asarray(self.power_func(a), dtype=float))
+        return _out(1.0 - np.asarray(self.func(a), dtype=float))
+
+    def delta(self, epsilon: ArrayLike) -> float | np.ndarray:
+        return tradeoff_to_delta(self.func, epsilon, symmetric=self.symmetric)
+
+    def epsilon(self, delta: float) -> float:
+        return tradeoff_to_epsilon(self.func, delta, symmetric=self.symmetric)
+

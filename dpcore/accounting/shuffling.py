@@ -1,0 +1,601 @@
+"""Paper 003: f-DP of Algorithm 1 with subsampling/shuffling and individual/batch/mixed clipping.
+
+van Dijk, P. H. Nguyen, T. N. Nguyen, L. M. Nguyen, "Generalizing DP-SGD with Shuffling and Batch
+Clipping".  Each round adds N(0, (2Cσ)² I) to Σ_{h≤m} [a_h]_C; a round whose m subsets S_{b,h} (size s)
+touch the g differentiating samples in k subsets is G_{k/σ} (sensitivity 2kC).  Under the paper's
+adversary **A_1** (who sees which rounds touch the differentiating samples) E epochs are the labelled
+mixture Σ_c q_E(c) G_{c/σ}, c² = Σ_k c_k k² (Def. 5.1/5.2, :mod:`dpcore.accounting.mixture`).  The
+standard adversary **A_0** gets C_{ms/N}(G_{1/σ})^{⊗T} (Dong et al. Thm 5.1; App. G), with T = E·N/(ms).
+
+* :func:`tradeoff_bounds` -- every row of Table 1 (A_1) and Table 2 (A_0 / A_1) as lower and upper
+  trade-off functions (``Gaussian`` μ where the row is Gaussian, a ``Curve`` otherwise);
+  ``form="table"`` gives the printed Gaussian approximations, ``form="lemma"`` the precise statements
+  (additive l/u terms of Defs 5.3/5.4 and Lemmas E.2–E.5, F.3, F.4).
+* :func:`mixture_tradeoff` -- the exact A_1 trade-off (Def. 5.2) from q_E(c) for subsampling and shuffling.
+* :func:`a0_epsilon` -- the A_0 accounting of the same runs (CLT uniform / Poisson, or dp_accounting PLD).
+* Errata made numerical: :func:`hoeffding_check` (Lemmas E.2/E.3/E.5 drop the 1/n of Hoeffding's bound)
+  and :func:`shuffle_collision_pmf` (App. F.3's q_j counts multisets, not uniform shuffles).
+
+Symbols follow the paper: N data set size, E epochs, s subset size, m subsets per round (|S_b| = ms),
+g group size, σ noise multiplier.
+
+>>> b = tradeoff_bounds(1, 3, sigma=2.0, E=100)        # shuffling, g = 1: exactly G_{sqrt(E)/σ}
+>>> b.lower.mu, b.upper.mu
+(5.0, 5.0)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from scipy import special, stats
+
+from dpcore.accounting import fdp
+from dpcore.accounting.mixture import GaussianMixture, convolve_power
+from dpcore.validation import (
+    check_choice,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+)
+
+__all__ = [
+    "SAMPLINGS",
+    "CLIPPINGS",
+    "TradeoffBounds",
+    "rounds_per_epoch",
+    "lower_bound_function",
+    "upper_bound_function",
+    "batch_clipping_q",
+    "subsampling_round_pmf",
+    "shuffle_collision_pmf",
+    "shuffle_collision_monte_carlo",
+    "subsampling_round_monte_carlo",
+    "tradeoff_bounds",
+    "mixture_tradeoff",
+    "a0_epsilon",
+    "a0_tradeoff",
+    "hoeffding_check",
+    "bound_violations",
+    "clt_h_series",
+    "group_crossover",
+    "thinned_shuffle_mixture",
+    "table_rows",
+]
+
+SAMPLINGS = ("subsampling", "shuffling")
+CLIPPINGS = ("individual", "batch", "mixed")
+A0_METHODS = ("clt-uniform", "clt-poisson", "pld-poisson")
+
+
+def _ratio_comb(a: int, b: int, k: int) -> float:
+    """C(a, k) / C(b, k) as a float without overflow (exact rational arithmetic)."""
+    if k < 0 or k > a:
+        return 0.0
+    return float(Fraction(math.comb(a, k), math.comb(b, k)))
+
+
+def rounds_per_epoch(N: int, batch: int) -> int:
+    """⌊N/|S_b|⌋ rounds per epoch (Algorithm 1 with N not divisible by ms drops the remainder; note A2)."""
+    N = check_positive_int("N", N)
+    batch = check_positive_int("batch", batch)
+    if batch > N:
+        raise ValueError(f"batch (= m·s) must be <= N, got batch={batch}, N={N}")
+    return N // batch
+
+
+# --------------------------------------------------------------------------- Defs 5.3 / 5.4
+def lower_bound_function(mu: float, l: float, *, symmetric: bool = True) -> fdp.Curve:
+    """Def. 5.4: f̂^L(α) = G_μ(min{1, α + l}); symmetric: f^L = max{f̂^L, (f̂^L)⁻¹} with (f̂^L)⁻¹ = max{0, G_μ − l}.
+
+    ``mu = c^L/σ`` and ``l ≥ Σ_{c > c^L} q_E(c)``.  Thm 5.6: the exact f satisfies f ≥ f^L ≥ f̂^L.
+    """
+    mu = check_nonnegative("mu", mu)
+    l = check_nonnegative("l", l)
+    if l > 1:
+        raise ValueError(f"l must be in [0, 1], got {l}")
+
+    def hat_power(a: np.ndarray) -> np.ndarray:
+        return fdp.gaussian_power(mu, np.minimum(1.0, a + l))
+
+    def power(a: np.ndarray) -> np.ndarray:
+        p = hat_power(a)
+        if symmetric:
+            p = np.minimum(p, np.minimum(1.0, fdp.gaussian_power(mu, a) + l))
+        return p
+
+    kind = "f^L" if symmetric else "f̂^L"
+    return fdp.Curve(lambda a: 1.0 - power(a), label=f"{kind}(μ={mu:.4g}, l={l:.3g})", symmetric=symmetric,
+                     power_func=power)
+
+
+def upper_bound_function(mu: float, u: float, *, symmetric: bool = True) -> fdp.Curve:
+    """Def. 5.3: f̂^U = u + (1 − u) G_μ; symmetric f^U = min{f̂^U, (f̂^U)⁻¹}** (closed form, C.14).
+
+    f^U = u + (1 − u)G_μ(α) on [0, β0], β0 + β1 − α on [β0, β1], G_μ((α − u)/(1 − u)) on [β1, 1], with
+    β0 = 1 − Φ(μ/2 − ln(1 − u)/μ), β1 = u + (1 − u)(1 − Φ(μ/2 + ln(1 − u)/μ)).  ``mu = c^U/σ``,
+    ``u ≥ Σ_{c < c^U} q_E(c)``.  Thm 5.5: every valid h satisfies h ≤ f^U ≤ f̂^U.
+    """
+    mu = check_nonnegative("mu", mu)
+    u = check_nonnegative("u", u)
+    if u >= 1:
+        raise ValueError(f"u must be in [0, 1), got {u}")
+    if not symmetric or mu == 0:
+        return fdp.Curve(lambda a: u + (1 - u) * fdp.gaussian_tradeoff(mu, a), label=f"f̂^U(μ={mu:.4g}, u={u:.3g})",
+                         symmetric=mu == 0, power_func=lambda a: (1 - u) * fdp.gaussian_power(mu, a))
+    log1mu = math.log1p(-u)
+    beta0 = float(special.ndtr(-(mu / 2 - log1mu / mu)))
+    beta1 = u + (1 - u) * float(special.ndtr(-(mu / 2 + log1mu / mu)))
+
+    def power(a: np.ndarray) -> np.ndarray:
+        a = np.asarray(a, dtype=float)
+        first = (1 - u) * fdp.gaussian_power(mu, a)
+        mid = 1.0 - (beta0 + beta1 - a)
+        last = fdp.gaussian_power(mu, np.clip((a - u) / (1 - u), 0.0, 1.0))
+        return np.where(a <= beta0, first, np.where(a <= beta1, mid, last))
+
+    return fdp.Curve(lambda a: 1.0 - power(a), label=f"f^U(μ={mu:.4g}, u={u:.3g})", symmetric=True, power_func=power)
+
+
+# --------------------------------------------------------------------------- q distributions
+def batch_clipping_q(N: int, s: int, g: int) -> tuple[float, float]:
+    """App. E.5 (m = 1, subsampling): q_1 = 1 − C(N−g, s)/C(N, s) per round, and q = (N/s)·q_1 (≈ g for gs ≪ N)."""
+    N = check_positive_int("N", N)
+    s = check_positive_int("s", s)
+    g = check_positive_int("g", g)
+    if g > N or s > N:
+        raise ValueError(f"g and s must be <= N, got g={g}, s={s}, N={N}")
+    q1 = 1.0 - _ratio_comb(N - g, N, s) if N - g >= s else 1.0
+    return q1, N / s * q1
+
+
+def subsampling_round_pmf(N: int, g: int, s: int, m: int) -> np.ndarray:
+    """Pr[L = k], k = 0..min(g, m): the number of subsets S_{b,h} of one subsampled round touching z (App. E.1).
+
+    Polynomial form of the paper's formula (verified equal to it and to Monte Carlo):
+    q_k = Σ_{k'} Hyp(k'; N, g, ms) · C(m, k) Σ_i (−1)^i C(k, i) C((k − i)s, k') / C(ms, k'), evaluated in
+    exact rational arithmetic.  For s = 1 this is the hypergeometric C(N−g, m−k) C(g, k)/C(N, m).
+    """
+    N = check_positive_int("N", N)
+    g = check_positive_int("g", g)
+    s = check_positive_int("s", s)
+    m = check_positive_int("m", m)
+    ms = m * s
+    if ms > N or g > N:
+        raise ValueError(f"m·s and g must be <= N, got m·s={ms}, g={g}, N={N}")
+    kmax = min(g, m)
+    out = [Fraction(0)] * (kmax + 1)
+    denom_N = math.comb(N, ms)
+    for kp in range(0, min(g, ms) + 1):
+        hyp = Fraction(math.comb(g, kp) * math.comb(N - g, ms - kp), denom_N)
+        if hyp == 0:
+            continue
+        if kp == 0:
+            out[0] += hyp
+            continue
+        c_ms = math.comb(ms, kp)
+        for k in range(1, min(kmax, kp) + 1):
+            ways = sum((-1) ** i * math.comb(k, i) * math.comb((k - i) * s, kp) for i in range(k + 1))
+            if ways:
+                out[k] += hyp * Fraction(math.comb(m, k) * ways, c_ms)
+    return np.array([float(x) for x in out])
+
+
+def shuffle_collision_pmf(N: int, s: int, g: int, *, method: str = "true") -> np.ndarray:
+    """Pr[the g differentiating samples fall in exactly j rounds], j = 1..g, one shuffled epoch, m = 1.
+
+    ``method="true"`` -- a uniform permutation cut into n = N/s blocks of size s (inclusion–exclusion):
+        q_j = C(n, j) Σ_i (−1)^i C(j, i) C((j − i)s, g) / C(ns, g);
+    ``method="paper"`` -- App. F.3's balls-in-bins law q_j = C(n, j) C(g−1, j−1) / C(n − 1 + g, g), which counts
+        multisets as equally likely (Bose–Einstein) and roughly doubles the collision probability (erratum P2).
+    Returns an array of length g (index j − 1).  With N not a multiple of s, n = ⌊N/s⌋ blocks are used and
+    the g samples are placed among the ns used positions (the remainder is dropped, note A2).
+    """
+    N = check_positive_int("N", N)
+    s = check_positive_int("s", s)
+    g = check_positive_int("g", g)
+    check_choice("method", method, ("true", "paper"))
+    n = N // s
+    if n < 1:
+        raise ValueError(f"s must be <= N, got s={s}, N={N}")
+    N = n * s
+    if g > N:
+        raise ValueError(f"g must be <= ⌊N/s⌋·s, got g={g}, N={N}")
+    out = np.zeros(g)
+    if method == "paper":
+        den = math.comb(n - 1 + g, g)
+        for j in range(1, min(g, n) + 1):
+            out[j - 1] = float(Fraction(math.comb(n, j) * math.comb(g - 1, j - 1), den))
+        return out
+    den = math.comb(N, g)
+    for j in range(1, min(g, n) + 1):
+        ways = sum((-1) ** i * math.comb(j, i) * math.comb((j - i) * s, g) for i in range(j + 1))
+        out[j - 1] = float(Fraction(math.comb(n, j) * ways, den))
+    return out
+
+
+def shuffle_collision_monte_carlo(N: int, s: int, g: int, *, draws: int = 100_000, seed: int = 0) -> np.ndarray:
+    """Monte Carlo of :func:`shuffle_collision_pmf` (positions of the g samples under a uniform permutation)."""
+    rng = np.random.default_rng(seed)
+    N = (N // s) * s
+    pos = np.argsort(rng.random((draws, N)), axis=1)[:, :g] if N <= 2000 else _sample_positions(rng, N, g, draws)
+    blocks = np.sort(pos // s, axis=1)
+    distinct = 1 + (np.diff(blocks, axis=1) != 0).sum(axis=1)
+    return np.bincount(distinct, minlength=g + 1)[1:] / draws
+
+
+def _sample_positions(rng: np.random.Generator, N: int, g: int, draws: int) -> np.ndarray:
+    """``draws`` samples of g distinct positions out of N (rejection of collisions)."""
+    out = rng.integers(0, N, size=(draws, g))
+    for _ in range(100):
+        srt = np.sort(out, axis=1)
+        bad = (np.diff(srt, axis=1) == 0).any(axis=1)
+        if not bad.any():
+            return out
+        out[bad] = rng.integers(0, N, size=(int(bad.sum()), g))
+    raise RuntimeError("could not sample distinct positions")  # pragma: no cover
+
+
+def subsampling_round_monte_carlo(N: int, g: int, s: int, m: int, *, draws: int = 100_000, seed: int = 0):
+    """Monte Carlo of :func:`subsampling_round_pmf`: draw S_b (size ms), split it at random into m subsets."""
+    rng = np.random.default_rng(seed)
+    ms = m * s
+    kmax = min(g, m)
+    counts = np.zeros(kmax + 1)
+    for _ in range(draws):
+        chosen = rng.choice(N, size=ms, replace=False)  # positions 0..g-1 are the differentiating samples
+        hit = np.nonzero(chosen < g)[0]
+        k = np.unique(hit // s).size  # the random split = the order of ``chosen``
+        counts[k] += 1
+    return counts / draws
+
+
+# --------------------------------------------------------------------------- Table 1 and Table 2
+@dataclass(frozen=True)
+class TradeoffBounds:
+    """Lower and upper trade-off functions of one table row: lower ≤ h ≤ upper for the true h."""
+
+    table: int
+    row: int
+    lower: fdp.Gaussian | fdp.Curve
+    upper: fdp.Gaussian | fdp.Curve
+    description: str
+    adversary: str
+    condition: str = ""
+    condition_value: float = 0.0
+    valid: bool = True
+    note: str = ""
+
+
+_ROWS = {
+    (1, 1): ("batch clipping, subsampling, g ≥ 1", "A_1", "e^{-qE} and gs/N small"),
+    (1, 2): ("general clipping, subsampling, g = 1", "A_1", "e^{-E} small"),
+    (1, 3): ("general clipping, shuffling, g = 1", "A_1", "exact"),
+    (1, 4): ("general clipping, shuffling, g ≥ 1", "A_1", "E·g²ms/(N−g) small"),
+    (1, 5): ("batch clipping, shuffling, g ≥ 1", "A_1", "exact lower bound"),
+    (1, 6): ("batch clipping, shuffling, g ≤ s", "A_1", "E·g²/(N/s − g − g²) small"),
+    (2, 1): ("individual clipping, subsampling, g = 1", "A_0", "CLT (T large) or PLD"),
+    (2, 2): ("individual clipping, subsampling, g ≥ 1 (group privacy)", "A_0", "CLT (T large) or PLD"),
+    (2, 3): ("individual clipping, subsampling, g ≥ 1", "A_1", "e^{-γgE} small"),
+}
+
+
+def table_rows() -> list[tuple[int, int, str, str]]:
+    """(table, row, description, adversary) of every row :func:`tradeoff_bounds` knows."""
+    return [(t, r, d, a) for (t, r), (d, a, _) in _ROWS.items()]
+
+
+def _hoeffding_mus(x: float, sigma: float) -> tuple[float, float]:
+    """(μ_L, μ_U) = (sqrt((1 + 1/sqrt(2x))x)/σ, sqrt((1 − 1/sqrt(2x))x)/σ) of Table 1 rows 1–2."""
+    shift = 1 / math.sqrt(2 * x)
+    return math.sqrt((1 + shift) * x) / sigma, math.sqrt(max(0.0, (1 - shift) * x)) / sigma
+
+
+def tradeoff_bounds(
+    table: int,
+    row: int,
+    *,
+    sigma: float,
+    E: int,
+    g: int = 1,
+    s: int = 1,
+    m: int = 1,
+    N: int | None = None,
+    form: str = "table",
+    gamma_slack: float = 0.1,
+    a0_method: str = "clt-uniform",
+) -> TradeoffBounds:
+    """Lower and upper trade-off bounds of Table 1 (rows 1–6) or Table 2 (rows 1–3) of paper 003.
+
+    ``form="table"``: the Gaussian approximations exactly as printed (μ from σ, E, g; q for row 1);
+    ``form="lemma"``: the precise statements with their additive terms -- Lemma E.5 (row 1, with
+    q = (N/s)q_1), Lemma E.2/E.3 (row 2, l = u = e^{−E}), Lemma F.3 (row 4, with the multi-epoch
+    l_E = 1 − (1 − g²ms/(N−g))^E [analysis] in place of the per-epoch tensor power), Lemma F.4 (row 6,
+    u_E = 1 − (1 − u)^E with u = g²/(N/s − g − g²)) and Lemma E.4 (Table 2 row 3, β = e^{N/(N−g−m)} + γ,
+    l = e^{−γgE}).  Table 2 rows 1–2 (A_0) use ``a0_method``: the CLT (a Gaussian) or dp_accounting's
+    PLD (a curve, Poisson / add-remove comparator).
+
+    The lower function is the guarantee (h ≥ lower); the upper one says h cannot be improved beyond it.
+    Rows 1–2 are valid as printed only if the flawed Hoeffding step held (see :func:`hoeffding_check`).
+    """
+    check_choice("table", table, (1, 2))
+    if (table, row) not in _ROWS:
+        raise ValueError(f"row must be 1..6 for table 1 and 1..3 for table 2, got table={table}, row={row}")
+    sigma = check_positive("sigma", sigma)
+    E = check_positive_int("E", E)
+    g = check_positive_int("g", g)
+    s = check_positive_int("s", s)
+    m = check_positive_int("m", m)
+    check_choice("form", form, ("table", "lemma"))
+    gamma_slack = check_positive("gamma_slack", gamma_slack)
+    check_choice("a0_method", a0_method, A0_METHODS)
+    needs_n = form == "lemma" and (table, row) in {(1, 1), (1, 4), (1, 6), (2, 3)} or table == 2 and row in (1, 2)
+    if needs_n:
+        if N is None:
+            raise ValueError(f"N is required for table {table} row {row} with form={form!r}")
+        N = check_positive_int("N", N)
+        if m * s > N:
+            raise ValueError(f"m·s must be <= N, got m·s={m * s}, N={N}")
+    desc, adversary, cond = _ROWS[(table, row)]
+    G0 = fdp.Gaussian(0.0)
+
+    def out(lower, upper, value=0.0, valid=True, note=""):
+        return TradeoffBounds(table, row, lower, upper, desc, adversary, cond, float(value), bool(valid), note)
+
+    if table == 1 and row in (1, 2):
+        if row == 2 and g != 1:
+            raise ValueError(f"table 1 row 2 is for g = 1, got g={g}")
+        if row == 1 and m != 1:
+            raise ValueError(f"table 1 row 1 is batch clipping (m = 1), got m={m}")
+        if form == "table":
+            x = g * E
+            mu_l, mu_u = _hoeffding_mus(x, sigma)
+            return out(fdp.Gaussian(mu_l), fdp.Gaussian(mu_u), math.exp(-x), note="as printed (proof flawed, P1)")
+        if row == 1:
+            q = batch_clipping_q(N, s, g)[1]
+        else:
+            q = 1.0
+        x = q * E
+        mu_l, mu_u = _hoeffding_mus(x, sigma)
+        tail = math.exp(-x)
+        return out(lower_bound_function(mu_l, tail), upper_bound_function(mu_u, tail), tail,
+                   note=f"Lemma E.{5 if row == 1 else 2} with q={q:.6g}; Hoeffding step flawed (P1)")
+    if table == 1 and row == 3:
+        if g != 1:
+            raise ValueError(f"table 1 row 3 is for g = 1, got g={g}")
+        mu = math.sqrt(E) / sigma
+        return out(fdp.Gaussian(mu), fdp.Gaussian(mu), 0.0, note="exact (Lemma F.2)")
+    if table == 1 and row == 4:
+        mu = math.sqrt(g * E) / sigma
+        if form == "table":
+            return out(fdp.Gaussian(mu), G0)
+        l1 = g * g * m * s / (N - g) if N > g else math.inf
+        lE = 1.0 - (1.0 - l1) ** E if l1 < 1 else 1.0
+        return out(lower_bound_function(mu, lE), G0, lE, valid=lE < 1,
+                   note=f"per-epoch l = g²ms/(N−g) = {l1:.4g}; E-epoch l_E = {lE:.4g} [analysis]")
+    if table == 1 and row == 5:
+        if m != 1:
+            raise ValueError(f"table 1 row 5 is batch clipping (m = 1), got m={m}")
+        return out(fdp.Gaussian(math.sqrt(g * E) / sigma), G0, 0.0, note="exact lower bound (Lemma F.4)")
+    if table == 1 and row == 6:
+        if m != 1:
+            raise ValueError(f"table 1 row 6 is batch clipping (m = 1), got m={m}")
+        if g > s:
+            raise ValueError(f"table 1 row 6 needs g <= s, got g={g}, s={s}")
+        mu = math.sqrt(g * E) / sigma
+        if form == "table":
+            return out(fdp.Gaussian(mu), fdp.Gaussian(mu))
+        n = N / s
+        den = n - g - g * g
+        u1 = g * g / den if den != 0 else math.inf
+        if not (den > 0 and 0 <= u1 < 1):
+            return out(fdp.Gaussian(mu), G0, u1, valid=False,
+                       note=f"u = g²/(N/s − g − g²) = {u1:.4g} is meaningless (needs N/s > g + g², P3)")
+        uE = 1.0 - (1.0 - u1) ** E
+        if uE >= 1.0 - 1e-12:
+            return out(fdp.Gaussian(mu), G0, uE, valid=False, note=f"u_E = 1 − (1 − u)^E = {uE:.4g}: vacuous (P3)")
+        return out(fdp.Gaussian(mu), upper_bound_function(mu, uE), uE,
+                   note=f"per-epoch u = {u1:.4g}; E-epoch u_E = {uE:.4g} [analysis]")
+    if table == 2 and row in (1, 2):
+        if row == 1 and g != 1:
+            raise ValueError(f"table 2 row 1 is for g = 1, got g={g}")
+        f0 = a0_tradeoff(sigma=sigma, N=N, batch=m * s, E=E, method=a0_method)
+        if isinstance(f0, fdp.Gaussian):
+            return out(fdp.Gaussian(g * f0.mu), fdp.Gaussian(g * f0.mu), note=a0_method)
+        f = f0 if g == 1 else fdp.Curve(fdp.group_tradeoff(f0, g), label=f"group {g} of {f0.label}")
+        return out(f, f, note=a0_method)
+    # table 2 row 3: A_1, individual clipping, subsampling, general g (Lemma E.4)
+    if form == "table":
+        mu = math.sqrt((math.e + gamma_slack) * min(m, g) * g * E) / sigma
+        return out(fdp.Gaussian(mu), G0, math.exp(-gamma_slack * g * E))
+    if N - g - m <= 0:
+        raise ValueError(f"Lemma E.4 needs N > g + m, got N={N}, g={g}, m={m}")
+    beta = math.exp(N / (N - g - m)) + gamma_slack
+    mu = math.sqrt(beta * min(m, g) * g * E) / sigma
+    l = math.exp(-gamma_slack * g * E)
+    return out(lower_bound_function(mu, l), G0, l, note=f"β = {beta:.5g}")
+
+
+# --------------------------------------------------------------------------- exact A_1
+def mixture_tradeoff(
+    sampling: str,
+    *,
+    sigma: float,
+    E: int,
+    N: int,
+    s: int = 1,
+    m: int = 1,
+    g: int = 1,
+    q_method: str = "true",
+    round_count: str = "floor",
+) -> GaussianMixture:
+    """The exact A_1 trade-off of Def. 5.2 (Lemma B.5) from q_E(c), as a :class:`GaussianMixture`.
+
+    * shuffling, g = 1: c² = E (a point mass: exactly G_{sqrt(E)/σ}, Lemma F.2);
+    * shuffling, m = 1 (batch clipping): per epoch c² = j (rounds hit) with q_j from
+      :func:`shuffle_collision_pmf` (``q_method`` "true" or the paper's "paper"), convolved over E epochs;
+    * shuffling, m > 1, g = 2: per epoch c² ∈ {1, 4, 2} with probabilities (s−1)/(N−1), (m−1)s/(N−1), rest;
+    * subsampling: ⌊N/(ms)⌋·E independent rounds (``round_count="floor"``, Algorithm 1 with the remainder
+      dropped) or round(E·N/(ms)) (``"paper"``, the count of App. E); per round L ~ :func:`subsampling_round_pmf`,
+      c² = Σ L² (for g = 1 or m = 1 this is a binomial).
+    """
+    check_choice("sampling", sampling, SAMPLINGS)
+    sigma = check_positive("sigma", sigma)
+    E = check_positive_int("E", E)
+    N = check_positive_int("N", N)
+    s = check_positive_int("s", s)
+    m = check_positive_int("m", m)
+    g = check_positive_int("g", g)
+    check_choice("q_method", q_method, ("true", "paper"))
+    check_choice("round_count", round_count, ("floor", "paper"))
+    rounds = rounds_per_epoch(N, m * s)
+    if g > N:
+        raise ValueError(f"g must be <= N, got g={g}, N={N}")
+    if sampling == "shuffling":
+        if g == 1:
+            return GaussianMixture.point_mass(E, sigma)
+        if m == 1:
+            n_used = rounds * s
+            pmf = np.concatenate([[0.0], shuffle_collision_pmf(n_used, s, g, method=q_method)])
+            epoch = GaussianMixture.from_pmf(pmf, sigma)
+            return epoch.power_of(E) if E > 1 else epoch
+        if g == 2:
+            p1 = (s - 1) / (N - 1)
+            p4 = (m - 1) * s / (N - 1)
+            pmf = np.array([0.0, p1, 1.0 - p1 - p4, 0.0, p4])
+            epoch = GaussianMixture.from_pmf(pmf, sigma)
+            return epoch.power_of(E) if E > 1 else epoch
+        raise ValueError("exact q_E for shuffling with m > 1 is implemented for g <= 2 only; use tradeoff_bounds")
+    total_rounds = rounds * E if round_count == "floor" else int(round(E * N / (m * s)))
+    if g == 1:
+        return GaussianMixture.binomial(total_rounds, m * s / N, sigma)
+    if m == 1:
+        q1, _ = batch_clipping_q(N, s, g)
+        return GaussianMixture.binomial(total_rounds, q1, sigma)
+    qk = subsampling_round_pmf(N, g, s, m)
+    kmax = len(qk) - 1
+    pmf_c2 = np.zeros(kmax * kmax + 1)  # support k² for k = 0..kmax
+    for k, p in enumerate(qk):
+        pmf_c2[k * k] += p
+    pmf, offset, dropped = convolve_power(pmf_c2, total_rounds)
+    return GaussianMixture.from_pmf(pmf, sigma, offset=offset, tail=dropped)
+
+
+def thinned_shuffle_mixture(*, sigma: float, E: int) -> GaussianMixture:
+    """App. D (batch clipping, shuffling, g = 1) with each round kept w.p. 1/2, under A_1-labelled accounting.
+
+    The round holding the differentiating sample is dropped with probability 1/2, so c² ~ Binomial(E, 1/2).
+    The paper's heuristic claims "a factor 2 improvement (at best)" (G_{sqrt(E)/(2σ)}); this gives ~sqrt(2).
+    """
+    return GaussianMixture.binomial(check_positive_int("E", E), 0.5, check_positive("sigma", sigma))
+
+
+# --------------------------------------------------------------------------- A_0
+def a0_tradeoff(*, sigma: float, N: int, batch: int, E: int, method: str = "clt-uniform", grid: float = 1e-4):
+    """A_0 trade-off of E epochs of subsampled rounds (rate p = |S_b|/N, T = E·N/|S_b| rounds; App. G).
+
+    ``"clt-uniform"``: G_μ with μ = sqrt(E·|S_b|/N)·h(σ) (Dong et al. Cor. 5.4, the paper's formula);
+    ``"clt-poisson"``: μ = p·sqrt(T(e^{1/σ²} − 1));
+    ``"pld-poisson"``: dp_accounting PLD of the Poisson-subsampled Gaussian (add/remove; an approximate
+    comparator for the paper's fixed-size/replace-one sampling), as a :class:`~dpcore.accounting.fdp.Curve`.
+    """
+    sigma = check_positive("sigma", sigma)
+    N = check_positive_int("N", N)
+    batch = check_positive_int("batch", batch)
+    E = check_positive_int("E", E)
+    check_choice("method", method, A0_METHODS)
+    p = batch / N
+    if p > 1:
+        raise ValueError(f"batch must be <= N, got batch={batch}, N={N}")
+    if method.startswith("clt"):
+        return fdp.Gaussian(fdp.clt_mu(sigma, p, E * N / batch, method.split("-")[1]))
+    pld = _a0_pld(sigma, p, E * N // batch, grid)
+    eps = np.concatenate([np.linspace(0.0, 2.0, 81), np.geomspace(2.05, 60.0, 120)])
+    deltas = np.array([pld.get_delta_for_epsilon(float(e)) for e in eps])
+    return fdp.Curve(fdp.tradeoff_from_delta_curve(eps, deltas), label=f"A_0 PLD (p={p:.4g})", symmetric=False)
+
+
+def _a0_pld(sigma: float, p: float, steps: int, grid: float):
+    from dp_accounting.pld import privacy_loss_distribution as pld_mod
+
+    one = pld_mod.from_gaussian_mechanism(sigma, sampling_prob=p, value_discretization_interval=grid)
+    return one.self_compose(steps)
+
+
+def a0_epsilon(
+    *, sigma: float, N: int, batch: int, E: int, delta: float, method: str = "clt-uniform", grid: float = 1e-4
+) -> float:
+    """ε(δ) of the A_0 accounting (see :func:`a0_tradeoff`); the PLD uses T = ⌊E·N/|S_b|⌋ steps."""
+    delta = check_open_unit("delta", delta)
+    check_choice("method", method, A0_METHODS)
+    if method.startswith("clt"):
+        return a0_tradeoff(sigma=sigma, N=N, batch=batch, E=E, method=method).epsilon(delta)
+    sigma = check_positive("sigma", sigma)
+    N = check_positive_int("N", N)
+    batch = check_positive_int("batch", batch)
+    E = check_positive_int("E", E)
+    return float(_a0_pld(sigma, batch / N, E * N // batch, check_positive("grid", grid)).get_epsilon_for_delta(delta))
+
+
+# --------------------------------------------------------------------------- errata
+def hoeffding_check(N: int, batch: int, E: int) -> dict:
+    """Erratum P1: the tails of Lemmas E.2/E.3 (g = 1, subsampling) against the paper's claimed e^{−E}.
+
+    c_1 ~ Binomial(n, p) with n = (N/|S_b|)·E rounds (the paper's count, rounded) and p = |S_b|/N.  The paper
+    claims Pr[c_1 < (c^U)²] ≤ e^{−E} and Pr[c_1 > (c^L)²] ≤ e^{−E} for (c^{U/L})² = (1 ∓ 1/sqrt(2E))E;
+    Hoeffding for n trials actually gives exp(−2(E − c_1)²/n).
+    """
+    N = check_positive_int("N", N)
+    batch = check_positive_int("batch", batch)
+    E = check_positive_int("E", E)
+    n = int(round(E * N / batch))
+    p = batch / N
+    c2_u = (1 - 1 / math.sqrt(2 * E)) * E
+    c2_l = (1 + 1 / math.sqrt(2 * E)) * E
+    below = float(stats.binom.cdf(math.ceil(c2_u) - 1, n, p))
+    above = float(stats.binom.sf(math.floor(c2_l), n, p))
+    return {
+        "N": N,
+        "batch": batch,
+        "E": E,
+        "rounds": n,
+        "c2_upper": c2_u,
+        "c2_lower": c2_l,
+        "tail_below_cU": below,
+        "tail_above_cL": above,
+        "claimed": math.exp(-E),
+        "hoeffding_correct": math.exp(-2 * (E - c2_u) ** 2 / n),
+        "c2_for_tail_1e-6": float(stats.binom.isf(1e-6, n, p)),
+    }
+
+
+def bound_violations(exact: GaussianMixture, bound, alpha: np.ndarray, *, rtol: float = 1e-6) -> np.ndarray:
+    """Boolean mask of the α where ``exact`` lies strictly below a claimed *lower* bound (in power terms).
+
+    The power 1 − f is compared (no cancellation): a violation is exact.power(α) > bound.power(α)(1 + rtol).
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    return np.asarray(exact.power(alpha)) > np.asarray(bound.power(alpha)) * (1 + rtol) + 1e-300
+
+
+def clt_h_series(sigma: float, *, which: str = "paper") -> float:
+    """Series for h(σ) of App. G: the paper's σ⁻¹·sqrt(1 − (5/8)σ⁻¹/sqrt(2π)) (wrong) or the corrected
+    σ⁻¹·sqrt(1 + 2σ⁻¹/sqrt(2π)).  The exact value is :func:`dpcore.accounting.fdp.clt_factor`."""
+    sigma = check_positive("sigma", sigma)
+    check_choice("which", which, ("paper", "corrected"))
+    c = -5 / 8 if which == "paper" else 2.0
+    return math.sqrt(max(0.0, 1 + c / sigma / math.sqrt(2 * math.pi))) / sigma
+
+
+def group_crossover(N: int, batch: int, sigma: float) -> float:
+    """[analysis] Group size beyond which the A_0 group bound g·sqrt(E|S_b|/N)·h(σ) exceeds A_1's
+    BC+SH sqrt(gE)/σ: g* = N / (|S_b| σ² h(σ)²) (different mechanisms; App. G's comparison)."""
+    N = check_positive_int("N", N)
+    batch = check_positive_int("batch", batch)
+    h = fdp.clt_factor(sigma)
+    return N / (batch * sigma**2 * h**2)
+

@@ -1,0 +1,250 @@
+"""f-DP toolkit (dpcore.accounting.fdp) and labelled Gaussian mixtures (dpcore.accounting.mixture)."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import optimize, special
+
+from dpcore.accounting import fdp, gdp
+from dpcore.accounting.mixture import GaussianMixture, convolve_power, trim_pmf
+
+ALPHA = np.linspace(0.0, 1.0, 1001)
+
+
+# --------------------------------------------------------------------------- Gaussian trade-off
+@given(st.floats(0.0, 20.0))
+def test_gaussian_tradeoff_is_a_tradeoff_function(mu):
+    checks = fdp.check_tradeoff(fdp.Gaussian(mu), grid=ALPHA)
+    assert all(checks.values()), checks
+
+
+@given(st.floats(0.01, 8.0), st.floats(0.001, 0.999))
+def test_gaussian_tradeoff_symmetric(mu, a):
+    assert fdp.gaussian_tradeoff(mu, fdp.gaussian_tradeoff(mu, a)) == pytest.approx(a, abs=1e-9)
+
+
+def test_gaussian_tradeoff_values():
+    assert fdp.gaussian_tradeoff(0.0, 0.3) == pytest.approx(0.7)
+    assert fdp.gaussian_tradeoff(5.0, 0.05) == pytest.approx(3.966e-4, rel=1e-3)
+    # power stays accurate where G is ~1
+    assert fdp.Gaussian(1.0).power(1e-30) == pytest.approx(special.ndtr(special.ndtri(1e-30) + 1.0), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("mu", "eps5", "eps6"),
+    [(0.5, 1.993, 2.254), (1.0, 4.377, 4.887), (2.5, 13.207, 14.451), (5.0, 33.104, 35.566), (10.0, 91.817, 96.717)],
+)
+def test_gdp_duality_golden(mu, eps5, eps6):
+    assert fdp.mu_to_epsilon(mu, 1e-5) == pytest.approx(eps5, abs=5e-4)
+    assert fdp.mu_to_epsilon(mu, 1e-6) == pytest.approx(eps6, abs=5e-4)
+
+
+def test_mu_to_delta_golden_and_delegation():
+    assert fdp.mu_to_delta(5.0, 20.0) == pytest.approx(0.0473230, abs=1e-7)
+    assert fdp.mu_to_delta(1.3, 0.7) == gdp.delta_from_mu(1.3, 0.7)
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 2.5])
+@pytest.mark.parametrize("eps", [0.0, 0.5, 2.0])
+def test_mu_to_delta_against_dp_accounting_pld(mu, eps):
+    ours = fdp.mu_to_delta(mu, eps)
+    pld = fdp.pld_gaussian_delta(mu, eps)
+    assert pld >= ours - 1e-9  # the PLD is pessimistic
+    assert pld == pytest.approx(ours, abs=2e-4)
+
+
+def test_eps_delta_tradeoff():
+    f = lambda a: fdp.eps_delta_tradeoff(1.0, 0.01, a)  # noqa: E731
+    assert all(fdp.check_tradeoff(f, grid=ALPHA).values())
+    assert f(0.0) == pytest.approx(0.99)
+    assert fdp.tradeoff_to_delta(f, 1.0, symmetric=True) == pytest.approx(0.01, abs=1e-9)
+
+
+# --------------------------------------------------------------------------- conversions
+@pytest.mark.parametrize("mu", [0.5, 1.0, 5.0, 15.8])
+def test_generic_conversion_matches_closed_form(mu):
+    G = fdp.Gaussian(mu)
+    for eps in (0.5, 2.0, 10.0):
+        assert fdp.tradeoff_to_delta(G, eps, symmetric=True) == pytest.approx(G.delta(eps), rel=1e-6, abs=1e-15)
+    assert fdp.tradeoff_to_epsilon(G, 1e-5, symmetric=True) == pytest.approx(G.epsilon(1e-5), rel=1e-6)
+    # the asymmetric route gives the same for a symmetric f
+    assert fdp.tradeoff_to_delta(G, 1.0) == pytest.approx(G.delta(1.0), rel=1e-6)
+
+
+def test_asymmetric_conversion_takes_both_directions():
+    f = lambda a: np.maximum(0.0, 1 - 2 * np.asarray(a))  # noqa: E731  (not symmetric)
+    one_sided = fdp.tradeoff_to_delta(f, 0.0, symmetric=True)
+    both = fdp.tradeoff_to_delta(f, 0.0)
+    assert both >= one_sided
+    assert both == pytest.approx(0.5, abs=1e-6)
+
+
+def test_tradeoff_from_delta_curve_is_below_gaussian():
+    eps = np.linspace(0, 8, 200)
+    f = fdp.tradeoff_from_delta_curve(eps, np.asarray(fdp.mu_to_delta(1.0, eps)))
+    g = np.asarray(fdp.gaussian_tradeoff(1.0, ALPHA))
+    assert np.all(np.asarray(f(ALPHA)) <= g + 1e-12)
+    assert np.max(g - np.asarray(f(ALPHA))) < 5e-3
+
+
+def test_lower_convex_envelope():
+    x = np.linspace(0, 1, 11)
+    y = np.minimum(1 - x, 0.5 * np.ones_like(x))  # concave kink: hull is the chord
+    hx, hy = fdp.lower_convex_envelope(x, y)
+    assert list(hx) == [0.0, 1.0] and list(hy) == [0.5, 0.0]
+
+
+# --------------------------------------------------------------------------- subsampling, composition, groups
+@pytest.mark.parametrize(("mu", "p"), [(1.0, 0.1), (2.0, 0.3), (4.0, 0.5)])
+def test_subsample_numeric_matches_closed_form(mu, p):
+    closed = np.asarray(fdp.subsampled_gaussian_tradeoff(mu, p, ALPHA))
+    numeric = np.asarray(fdp.subsample(fdp.Gaussian(mu), p)(ALPHA))
+    assert np.max(np.abs(closed - numeric)) < 2e-3
+    assert all(fdp.check_tradeoff(lambda a: fdp.subsampled_gaussian_tradeoff(mu, p, a), grid=ALPHA).values())
+    # C_p(f) is symmetric
+    back = np.asarray(fdp.subsampled_gaussian_tradeoff(mu, p, closed))
+    assert np.max(np.abs(back - ALPHA)[1:-1]) < 1e-6
+
+
+def test_subsample_limits():
+    assert np.allclose(fdp.subsampled_gaussian_tradeoff(2.0, 1.0, ALPHA), fdp.gaussian_tradeoff(2.0, ALPHA), atol=1e-9)
+    assert np.allclose(fdp.subsampled_gaussian_tradeoff(2.0, 0.0, ALPHA), 1 - ALPHA, atol=1e-9)
+
+
+def test_composition_and_clt():
+    assert fdp.compose_gaussian(3.0, 4.0) == pytest.approx(5.0)
+    assert fdp.compose_gaussian(*([0.5] * 100)) == pytest.approx(5.0)
+    for sigma, h in [(0.5, 10.29567), (1.0, 1.71014), (2.0, 0.62755), (4.0, 0.27795), (8.0, 0.13159)]:
+        assert fdp.clt_factor(sigma) == pytest.approx(h, abs=1e-5)
+    assert fdp.clt_mu(1.1, 0.01, 1000) == pytest.approx(gdp.mu_uniform(1.1, 0.01, 1000))
+    assert fdp.clt_mu(1.1, 0.01, 1000, "poisson") == pytest.approx(gdp.mu_poisson(1.1, 0.01, 1000))
+    assert fdp.clt_mu(1.1, 0.01, 1000.5) > fdp.clt_mu(1.1, 0.01, 1000)  # real-valued T allowed
+
+
+@pytest.mark.parametrize(("mu", "g"), [(0.5, 2), (1.0, 3), (0.3, 10)])
+def test_group_privacy_of_gaussian(mu, g):
+    h = fdp.group_tradeoff(fdp.Gaussian(mu), g)
+    a = np.linspace(0.001, 0.999, 200)
+    assert np.allclose(h(a), fdp.gaussian_tradeoff(g * mu, a), atol=1e-9)
+    assert fdp.group_gaussian(mu, g) == pytest.approx(g * mu)
+
+
+# --------------------------------------------------------------------------- mixtures (Lemma B.5 / Def. 5.2)
+def _brute_force_inf(weights, mus, alpha):
+    """inf Σ q_i G_{μ_i}(α_i) s.t. Σ q_i α_i = α by direct minimisation over α_1 (2 components)."""
+    q1, q2 = weights
+
+    def obj(a1):
+        a1 = np.atleast_1d(np.asarray(a1, dtype=float))
+        a2 = (alpha - q1 * a1) / q2
+        ok = (a2 >= 0) & (a2 <= 1)
+        val = q1 * fdp.gaussian_tradeoff(mus[0], a1) + q2 * fdp.gaussian_tradeoff(mus[1], np.clip(a2, 0, 1))
+        return np.where(ok, val, 10.0)
+
+    lo = max(0.0, (alpha - q2) / q1)
+    hi = min(1.0, alpha / q1)
+    grid = np.linspace(lo, hi, 20001)
+    vals = obj(grid)
+    i = int(np.argmin(vals))
+    res = optimize.minimize_scalar(
+        lambda a: float(obj(a)[0]),
+        bounds=(grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]),
+        method="bounded",
+        options={"xatol": 1e-13},
+    )
+    return min(float(vals[i]), float(res.fun))
+
+
+@pytest.mark.parametrize(
+    ("support", "weights", "alphas", "expected"),
+    [
+        ((1.0, 9.0), (0.3, 0.7), (0.01, 0.1, 0.3), (0.82828817, 0.52090328, 0.25862908)),
+        ((0.0, 4.0), (0.5, 0.5), (0.01, 0.2, 0.5, 0.8), (0.92700053, 0.60853754, 0.30853754, 0.05251985)),
+    ],
+)
+def test_lemma_b5_golden(support, weights, alphas, expected):
+    m = GaussianMixture(np.array(support), np.array(weights), 2.0)
+    np.testing.assert_allclose(m(np.array(alphas)), expected, atol=2e-8)
+
+
+@settings(max_examples=15)
+@given(st.floats(0.05, 0.95), st.floats(0.1, 3.0), st.floats(0.1, 3.0), st.floats(0.01, 0.95))
+def test_lemma_b5_equals_brute_force(q, mu1, mu2, alpha):
+    m = GaussianMixture(np.array([(2 * mu1) ** 2, (2 * mu2) ** 2]), np.array([q, 1 - q]), 2.0)
+    assert m(alpha) == pytest.approx(_brute_force_inf((q, 1 - q), (mu1, mu2), alpha), abs=1e-6)
+
+
+def test_labelled_delta_equals_generic_conversion():
+    m = GaussianMixture(np.array([1.0, 9.0]), np.array([0.3, 0.7]), 2.0)
+    for eps, expected in [(0.5, 0.318008), (1.0, 0.226323), (2.0, 0.0996275)]:
+        assert m.delta(eps) == pytest.approx(expected, abs=2e-6)
+        assert fdp.tradeoff_to_delta(m, eps) == pytest.approx(m.delta(eps), abs=2e-6)
+
+
+@given(st.lists(st.floats(0.01, 1.0), min_size=1, max_size=5), st.integers(0, 4))
+@settings(max_examples=20)
+def test_mixture_is_a_tradeoff_function(ws, zero_index):
+    w = np.array(ws) / sum(ws)
+    support = np.arange(len(w), dtype=float) * 3
+    support[0] = 0.0 if zero_index % 2 == 0 else 1.0
+    m = GaussianMixture(support, w, 1.5)
+    checks = fdp.check_tradeoff(m, grid=ALPHA, tol=1e-7)
+    assert all(checks.values()), checks
+
+
+def test_point_mass_is_gaussian():
+    m = GaussianMixture.point_mass(100, 2.0)
+    a = np.logspace(-20, -1e-9, 50)
+    np.testing.assert_allclose(m.power(a), fdp.Gaussian(5.0).power(a), rtol=1e-9)
+    assert m.epsilon(1e-5) == pytest.approx(33.104, abs=5e-4)
+
+
+def test_convolve_power_and_compose():
+    pmf = np.array([0.5, 0.3, 0.2])
+    out, off, dropped = convolve_power(pmf, 3)
+    direct = np.convolve(np.convolve(pmf, pmf), pmf)
+    assert off == 0 and dropped < 1e-15
+    np.testing.assert_allclose(out, direct)
+    a = GaussianMixture.from_pmf(pmf, 2.0)
+    b = a.power_of(3)
+    c = a.compose(a).compose(a)
+    np.testing.assert_allclose(b.weights, c.weights)
+    # a binomial is the power of a Bernoulli
+    bern = GaussianMixture.from_pmf(np.array([0.9, 0.1]), 2.0).power_of(50)
+    bino = GaussianMixture.binomial(50, 0.1, 2.0)
+    assert bern.epsilon(1e-5) == pytest.approx(bino.epsilon(1e-5), rel=1e-9)
+
+
+def test_trim_and_tail_are_conservative():
+    pmf, off, dropped = trim_pmf(np.array([0.0, 1e-320, 0.6, 0.4, 0.0]))
+    assert off == 2 and dropped < 1e-300 and list(pmf) == [0.6, 0.4]
+    base = GaussianMixture(np.array([1.0]), np.array([1.0]), 2.0)
+    tailed = GaussianMixture(np.array([1.0]), np.array([0.99]), 2.0, tail=0.01)
+    assert tailed.delta(1.0) >= base.delta(1.0) * 0.99 + 0.01 - 1e-12
+    assert tailed.epsilon(0.005) == math.inf
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: fdp.gaussian_tradeoff(-1.0, 0.5), "mu"),
+        (lambda: fdp.gaussian_tradeoff(1.0, 1.5), "alpha"),
+        (lambda: fdp.mu_to_epsilon(1.0, 0.0), "delta"),
+        (lambda: fdp.mu_to_delta(0.0, 1.0), "mu"),
+        (lambda: fdp.subsampled_gaussian_tradeoff(1.0, 1.5, 0.5), "p"),
+        (lambda: fdp.group_tradeoff(fdp.Gaussian(1.0), 0), "g"),
+        (lambda: fdp.clt_mu(0.0, 0.1, 10), "sigma"),
+        (lambda: fdp.clt_factor(1.0, "shuffle"), "sampling"),
+        (lambda: fdp.eps_delta_tradeoff(-1.0, 0.1, 0.5), "epsilon"),
+        (lambda: GaussianMixture(np.array([1.0]), np.array([0.5]), 2.0), "sum to 1"),
+        (lambda: GaussianMixture(np.array([1.0]), np.array([1.0]), 0.0), "sigma"),
+        (lambda: GaussianMixture.point_mass(1.0, 2.0).epsilon(2.0), "delta"),
+        (lambda: GaussianMixture.binomial(0, 0.5, 2.0), "n"),
+    ],
+)
+def test_bad_input_names_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
