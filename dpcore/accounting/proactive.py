@@ -432,23 +432,17 @@ def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampl
 
 def poisson_gaussian_rdp(q: float, noise: float, orders: np.ndarray) -> np.ndarray:
     """RDP of one Poisson-subsampled Gaussian step at integer orders α (Mironov, Talwar, Zhang 2019, §3.3):
-    RDP(α) = log Σ_{j=0}^{α} C(α, j)(1 − q)^{α−j} q^j e^{(j² − j)/(2σ²)} / (α − 1), vectorised over α."""
-    from scipy import special
+    RDP(α) = log Σ_{j=0}^{α} C(α, j)(1 − q)^{α−j} q^j e^{(j² − j)/(2σ²)} / (α − 1), vectorised over α
+    (delegates to :func:`dpcore.accounting.modelmix.sampled_gaussian_rdp`)."""
+    from dpcore.accounting.modelmix import sampled_gaussian_rdp
 
-    q = float(q)
     noise = check_positive("noise", noise)
     orders = np.asarray(orders, dtype=int)
     if np.any(orders < 2):
         raise ValueError("orders must be integers >= 2")
-    if q >= 1:
+    if float(q) >= 1:
         return orders / (2 * noise**2)
-    j = np.arange(int(orders.max()) + 1)
-    a = orders[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_binom = special.gammaln(a + 1) - special.gammaln(j + 1) - special.gammaln(np.maximum(a - j, 0) + 1)
-        terms = log_binom + j * math.log(q) + (a - j) * math.log1p(-q) + (j * j - j) / (2 * noise**2)
-    terms = np.where(j[None, :] <= a, terms, -np.inf)
-    return special.logsumexp(terms, axis=1) / (orders - 1)
+    return sampled_gaussian_rdp(orders.astype(float), sample_rate=q, noise_multiplier=noise)
 
 
 def rdp_epsilon(noise: float, N: int, k: float, s: float, delta: float) -> float:
