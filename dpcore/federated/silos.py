@@ -1,0 +1,260 @@
+"""The silo side of ISRL-DP federated learning (Lowy & Razaviyayn, ICLR 2023, Def. 2, Alg. 1-2, App. I).
+
+A :class:`SiloPool` holds the records of N silos -- for T independent copies of the
+federation at once (the trials of an experiment) -- and is the only object that ever
+touches them.  Its public surface is metadata (numbers of silos, trials, records,
+the dimension) and three ``*_messages`` methods that return what the participating
+silos *send*: noised minibatch gradients (Algorithm 2), noised local models (ISRL-DP
+Local SGD, App. I) or noised one-pass gradients (Algorithm 1).  The noise is drawn
+inside the silo from the silo's own generator; clean gradients never leave a method.
+
+Batching.  A call advances S independent *streams* (each stream is one run of the
+protocol on trial ``trial_of_stream[s]``) times C *configurations* (stepsize, noise
+level, clip threshold: a tuning grid × ε values).  Configurations of one stream share
+its random draws -- silo participation, minibatch indices and the standard-normal
+noise directions (common random numbers; each run is still exactly distributed as the
+algorithm prescribes).  Different streams are independent.
+
+Shapes: models W are [S, C, k, d] (k outputs); ``participants`` [S, M] silo indices;
+``noise_std`` [T, C, N] (σ of silo i under configuration c in trial t); ``batch_size``
+[T, N]; ``clip`` [C] (per-example gradient clipping, ``inf`` for none).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from dpcore.federated.models import GLMLoss
+
+__all__ = ["SiloPool"]
+
+
+def _as_tensor(value, dtype: torch.dtype) -> torch.Tensor:
+    return torch.as_tensor(np.asarray(value), dtype=dtype)
+
+
+class SiloPool:
+    """N silos × T trials of private records, answering only with noised messages.
+
+    Parameters
+    ----------
+    features : array [T, N, n_max, d]   records of silo i in trial t (rows ≥ sizes[t, i] are padding)
+    labels : array [T, N, n_max]
+    sizes : int array [T, N]            n_i (public: it sets δ_i = 1/n_i²)
+    loss : :class:`~dpcore.federated.models.GLMLoss`
+    seed : int                           seeds the silos' own generators (minibatches and noise)
+    """
+
+    __slots__ = ("_x", "_y", "_xnorm", "_sizes", "_loss", "_sample_gen", "_noise_gen", "dtype")
+
+    def __init__(self, features, labels, sizes, loss: GLMLoss, *, seed: int = 0, dtype=torch.float32) -> None:
+        x = _as_tensor(features, dtype)
+        if x.ndim != 4:
+            raise ValueError(f"features must have shape [trials, silos, records, dim], got {tuple(x.shape)}")
+        y = torch.as_tensor(np.asarray(labels))
+        y = y.long() if loss.name == "softmax" else y.to(dtype)
+        if tuple(y.shape) != tuple(x.shape[:3]):
+            raise ValueError(f"labels must have shape {tuple(x.shape[:3])}, got {tuple(y.shape)}")
+        n = torch.as_tensor(np.asarray(sizes), dtype=torch.long)
+        if tuple(n.shape) != tuple(x.shape[:2]) or bool((n < 1).any()) or bool((n > x.shape[2]).any()):
+            raise ValueError(f"sizes must be integers in [1, {x.shape[2]}] of shape {tuple(x.shape[:2])}")
+        self.dtype = dtype
+        self._x = x.contiguous()
+        self._y = y.contiguous()
+        self._xnorm = x.norm(dim=-1)
+        self._sizes = n
+        self._loss = loss
+        self._sample_gen = torch.Generator().manual_seed(int(seed))
+        self._noise_gen = torch.Generator().manual_seed(int(seed) + 0x5EED)
+
+    # ------------------------------------------------------------------ public metadata
+    @property
+    def num_trials(self) -> int:
+        return int(self._x.shape[0])
+
+    @property
+    def num_silos(self) -> int:
+        return int(self._x.shape[1])
+
+    @property
+    def dim(self) -> int:
+        return int(self._x.shape[3])
+
+    @property
+    def num_outputs(self) -> int:
+        return int(self._loss.num_outputs)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """n_i per trial and silo, [T, N] (public metadata, as δ_i = 1/n_i² in the paper)."""
+        return self._sizes.numpy().copy()
+
+    def reset_randomness(self, seed: int) -> None:
+        """Re-seed the silos' generators (a simulation control: same seed, same minibatches and noise)."""
+        self._sample_gen.manual_seed(int(seed))
+        self._noise_gen.manual_seed(int(seed) + 0x5EED)
+
+    # ------------------------------------------------------------------ helpers
+    def _select(self, trial_of_stream: torch.Tensor, participants: torch.Tensor):
+        t = trial_of_stream[:, None].expand_as(participants)
+        return t, participants
+
+    def _noise(self, shape: tuple[int, ...], needed: bool) -> torch.Tensor | None:
+        if not needed:
+            return None
+        return torch.randn(shape, generator=self._noise_gen, dtype=self.dtype)
+
+    def _clip_scale(self, xnorm: torch.Tensor, psi: torch.Tensor, clip: torch.Tensor | None) -> torch.Tensor | None:
+        """min(1, clip / ‖ψ x‖) per example and configuration (``None`` when nothing is clipped)."""
+        if clip is None:
+            return None
+        norm = psi.norm(dim=-1) * xnorm.unsqueeze(-1)
+        return torch.clamp(clip / torch.clamp(norm, min=1e-30), max=1.0)
+
+    def _minibatch_gradients(
+        self,
+        models: torch.Tensor,
+        trial_of_stream: torch.Tensor,
+        participants: torch.Tensor,
+        weights: torch.Tensor,
+        clip: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """Σ_j weights[s, m, j] ∇f(W[s, c], x_j) over the records of silo participants[s, m]: [S, M, C, k, d]."""
+        t, p = self._select(trial_of_stream, participants)
+        x = self._x[t, p]  # [S, M, n, d]
+        y = self._y[t, p]
+        s, c, k, d = models.shape
+        m, n = x.shape[1], x.shape[2]
+        z = torch.matmul(x, models.reshape(s, 1, c * k, d).transpose(-1, -2)).view(s, m, n, c, k)
+        psi = self._loss.psi(z, y.unsqueeze(-1))
+        coef = weights[..., None, None] * psi
+        scale = self._clip_scale(self._xnorm[t, p], psi, clip)
+        if scale is not None:
+            coef = coef * scale.unsqueeze(-1)
+        return torch.matmul(coef.view(s, m, n, c * k).transpose(-1, -2), x).view(s, m, c, k, d)
+
+    # ------------------------------------------------------------------ messages
+    def mb_sgd_messages(
+        self,
+        models: torch.Tensor,
+        *,
+        trial_of_stream: torch.Tensor,
+        participants: torch.Tensor,
+        batch_size: torch.Tensor,
+        noise_std: torch.Tensor,
+        clip: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """What each participating silo sends in a round of Noisy ISRL-DP MB-SGD (Algorithm 2).
+
+        Silo i draws K_i of its records uniformly *with replacement* and sends
+        (1/K_i) Σ_j clip(∇f(w, x_j)) + u_i, u_i ~ N(0, σ_i² I).  Returns [S, M, C, k, d].
+        """
+        t, p = self._select(trial_of_stream, participants)
+        n_sel = self._sizes[t, p]  # [S, M]
+        k_sel = batch_size[t, p]  # [S, M]
+        s, m = participants.shape
+        n_max, k_max = self._x.shape[2], int(k_sel.max())
+        u = torch.rand((s, m, k_max), generator=self._sample_gen, dtype=torch.float64)
+        idx = torch.clamp((u * n_sel[..., None]).long(), max=n_max - 1)
+        take = (torch.arange(k_max)[None, None, :] < k_sel[..., None]).to(self.dtype)
+        counts = torch.zeros((s, m, n_max), dtype=self.dtype).scatter_add_(2, idx, take)
+        weights = counts / k_sel[..., None].to(self.dtype)
+        grads = self._minibatch_gradients(models, trial_of_stream, participants, weights, clip)
+        sigma = noise_std[t, :, p]  # [S, M, C]
+        noise = self._noise((s, m, 1, models.shape[2], models.shape[3]), bool((sigma > 0).any()))
+        if noise is not None:
+            grads = grads + sigma[..., None, None] * noise
+        return grads
+
+    def one_pass_messages(
+        self,
+        models: torch.Tensor,
+        *,
+        trial_of_stream: torch.Tensor,
+        participants: torch.Tensor,
+        batch_size: torch.Tensor,
+        noise_std: torch.Tensor,
+        usage: torch.Tensor,
+        ranks: torch.Tensor,
+        clip: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Messages of One-Pass Accelerated Noisy MB-SGD (Algorithm 1): disjoint batches *without* replacement.
+
+        ``ranks`` [S, N, n_max] is a random order of each silo's records (drawn by
+        :meth:`one_pass_orders`), ``usage`` [S, N] how many batches silo i has used, so
+        silo i's b-th batch is the records of rank in [bK_i, (b+1)K_i).
+        """
+        t, p = self._select(trial_of_stream, participants)
+        k_sel = batch_size[t, p]
+        s, m = participants.shape
+        r_sel = ranks[torch.arange(s)[:, None], p]  # [S, M, n_max]
+        b_sel = usage[torch.arange(s)[:, None], p]
+        lo = (b_sel * k_sel)[..., None]
+        inside = (r_sel >= lo) & (r_sel < lo + k_sel[..., None])
+        weights = inside.to(self.dtype) / k_sel[..., None].to(self.dtype)
+        grads = self._minibatch_gradients(models, trial_of_stream, participants, weights, clip)
+        sigma = noise_std[t, :, p]
+        noise = self._noise((s, m, 1, models.shape[2], models.shape[3]), bool((sigma > 0).any()))
+        if noise is not None:
+            grads = grads + sigma[..., None, None] * noise
+        return grads
+
+    def one_pass_orders(self, trial_of_stream: torch.Tensor) -> torch.Tensor:
+        """A uniformly random order of every silo's records per stream: ranks [S, N, n_max] (padding last)."""
+        t = trial_of_stream
+        n_max = self._x.shape[2]
+        keys = torch.rand((t.shape[0], self.num_silos, n_max), generator=self._sample_gen, dtype=torch.float64)
+        padding = torch.arange(n_max)[None, None, :] >= self._sizes[t][..., None]
+        keys = keys + padding.to(keys.dtype) * 2.0
+        return keys.argsort(dim=-1).argsort(dim=-1)
+
+    def local_sgd_messages(
+        self,
+        models: torch.Tensor,
+        *,
+        trial_of_stream: torch.Tensor,
+        participants: torch.Tensor,
+        local_steps: torch.Tensor,
+        stepsize: torch.Tensor,
+        noise_std: torch.Tensor,
+        clip: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Local models sent in a round of (ISRL-DP) Local SGD (App. I).
+
+        Silo i starts from w, takes K_i steps w ← w − η (clip(∇f(w, x_t)) + u_t) with
+        x_t uniform over its records and u_t ~ N(0, σ_i² I), and sends its last iterate.
+        Returns [S, M, C, k, d].
+        """
+        t, p = self._select(trial_of_stream, participants)
+        n_sel = self._sizes[t, p]
+        k_sel = local_steps[t, p]
+        s, c, k, d = models.shape
+        m = participants.shape[1]
+        n_max = self._x.shape[2]
+        base = (t * self.num_silos + p) * n_max  # row of record 0 of silo p in trial t
+        x_flat = self._x.view(-1, d)
+        y_flat = self._y.view(-1)
+        xn_flat = self._xnorm.view(-1)
+        w = models.unsqueeze(1).expand(s, m, c, k, d).contiguous()
+        w_rows = w.view(s * m, c * k, d)
+        w_blocks = w.view(s * m, c, k * d)
+        sigma = noise_std[t, :, p]  # [S, M, C]
+        noisy = bool((sigma > 0).any())
+        step = -stepsize.to(self.dtype)[None, None, :]  # [1, 1, C]
+        for j in range(int(k_sel.max())):
+            u = torch.rand((s, m), generator=self._sample_gen, dtype=torch.float64)
+            rows = base + torch.clamp((u * n_sel).long(), max=n_max - 1)
+            x = x_flat[rows]  # [S, M, d]
+            z = torch.bmm(w_rows, x.view(s * m, d, 1)).view(s, m, c, k)
+            psi = self._loss.psi(z, y_flat[rows][..., None])  # [S, M, C, k]
+            active = (j < k_sel).to(self.dtype)[..., None]  # [S, M, 1]
+            coef = psi * (step * active)[..., None]
+            scale = self._clip_scale(xn_flat[rows], psi, clip)
+            if scale is not None:
+                coef = coef * scale[..., None]
+            w_rows.baddbmm_(coef.view(s * m, c * k, 1), x.view(s * m, 1, d))
+            if noisy:
+                xi = self._noise((s * m, 1, k * d), True)
+                w_blocks.baddbmm_((step * active * sigma).view(s * m, c, 1), xi)
+        return w
