@@ -35,6 +35,7 @@ import numpy as np
 from dp_accounting import pld, rdp
 
 from dpcore.accounting import gdp
+from dpcore.accounting.calibration import smallest_sigma
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
 __all__ = [
@@ -183,31 +184,9 @@ def dpsgd_noise_multiplier(
     if method == "pld":
         # Locate σ on a coarse grid first (cheap), then refine on the 1e-4 grid
         # inside a bracket that is re-checked with the fine accountant.
-        guess = _bisect_sigma(lambda s: _pld_epsilon(s, q, steps, delta, 1e-3), target, 1e-2)
-        return _bisect_sigma(eps, target, rtol, start=guess)
-    return _bisect_sigma(eps, target, rtol)
-
-
-def _bisect_sigma(eps, target: float, rtol: float, *, start: float = 1.0) -> float:
-    """Smallest σ (to ``rtol``) with ``eps(σ) <= target``, assuming ε decreasing in σ."""
-    factor = 2.0 if start == 1.0 else 1.02
-    hi = start
-    while eps(hi) > target:
-        hi *= factor
-        if hi > 1e6:
-            raise ValueError(f"target_epsilon={target} is not reachable with noise_multiplier <= 1e6")
-    lo = hi / factor
-    while eps(lo) <= target:
-        hi, lo = lo, lo / factor
-        if lo < 1e-3:
-            return hi
-    while (hi - lo) / hi > rtol:
-        mid = 0.5 * (lo + hi)
-        if eps(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+        guess = smallest_sigma(lambda s: _pld_epsilon(s, q, steps, delta, 1e-3), target, rtol=1e-2)
+        return smallest_sigma(eps, target, rtol=rtol, start=guess, factor=1.02)
+    return smallest_sigma(eps, target, rtol=rtol)
 
 
 def epsilon_curve(

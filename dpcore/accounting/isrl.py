@@ -45,6 +45,7 @@ import numpy as np
 from dp_accounting import pld
 from scipy import special, stats
 
+from dpcore.accounting.calibration import smallest_sigma
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
@@ -528,19 +529,8 @@ def calibrate_mbsgd_noise_std(
         )
 
     # start from App. I's σ, which is usually within a factor 2 of the tight one
-    hi = noise_std(lipschitz=lipschitz, rounds=rounds, n=n, epsilon=target, delta=delta, batch_size=batch_size)
-    while eps(hi) > target:
-        hi *= 1.5
-    lo = hi / 1.5
-    while eps(lo) <= target:
-        hi, lo = lo, lo / 1.5
-    while (hi - lo) / hi > rtol:
-        mid = 0.5 * (lo + hi)
-        if eps(mid) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    start = noise_std(lipschitz=lipschitz, rounds=rounds, n=n, epsilon=target, delta=delta, batch_size=batch_size)
+    return smallest_sigma(eps, target, rtol=rtol, start=start, factor=1.5)
 
 
 # --------------------------------------------------------------------------- shuffle DP (Section 5)
