@@ -1,0 +1,374 @@
+"""Models of the three training papers, all free of batch normalisation (per-sample gradients stay defined).
+
+=====================  ==============================================================  ===========
+name                   definition                                                      parameters
+=====================  ==============================================================  ===========
+``logistic``           Linear(d, 1), logit output (paper 000 convex experiments)       d + 1
+``linear``             Linear(d, 1) (paper 001 insurance regression)                   d + 1
+``softmax``            Flatten + Linear(d, k) (paper 001 obesity)                      (d+1)k
+``lenet5``             LeNet-5 on 28×28 zero-padded to 32×32 (note 003 A5; note 000)   61,706
+``cnn003``             Table 4 CNN of paper 003 + the Linear(128, 10) it omits (A4)    131,466
+``resnet20``           CIFAR ResNet-20, GroupNorm(4, affine=False), option-A shortcut  268,346
+``alexnet_cifar``      32×32 AlexNet of note 000 §7 (icpm/pytorch-cifar10 layout)      23,272,266
+``scatter_cnn``        Tramèr–Boneh CNN on J=2, L=8 scattering features (note 002 §7)  187,210 / 33,066
+=====================  ==============================================================  ===========
+
+The ScatterNet features come from :class:`Scattering2D`, a small self-written 2-D scattering
+transform (Morlet filter bank, J = 2, L = 8; Bruna & Mallat 2013, as used by Tramèr & Boneh 2021 via
+kymatio).  kymatio 0.3.0 is not used: its import fails with scipy 1.17 (``sph_harm`` was removed from
+``scipy.special``).  The transform here follows kymatio's filter-bank formulas (Morlet ψ_{j,θ} with
+σ = 0.8·2^j, ξ = 3π/4·2^{−j}, slant 4/L; low-pass φ with σ = 0.8·2^{J−1}; reflect padding) but
+filters at full resolution before subsampling, so its coefficients are close to, not identical with,
+kymatio's; the layout (1 + JL + L²J(J−1)/2 = 81 channels per input channel at H/2^J × W/2^J) is
+the same.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from dpcore.validation import check_choice, check_positive_int
+
+__all__ = [
+    "LogisticRegression",
+    "LinearRegression",
+    "SoftmaxRegression",
+    "LeNet5",
+    "CNN003",
+    "ResNet20",
+    "AlexNetCIFAR",
+    "Scattering2D",
+    "ScatterCNN",
+    "MODELS",
+    "build_model",
+    "count_parameters",
+]
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+class LogisticRegression(nn.Module):
+    """σ(wᵀx + b) with the logit as output (use the ``"bce"`` loss); paper 000 eq. (9)."""
+
+    def __init__(self, in_features: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(check_positive_int("in_features", in_features), 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear(x.flatten(1))
+
+
+class LinearRegression(nn.Module):
+    """wᵀx + b (use the ``"mse"`` loss)."""
+
+    def __init__(self, in_features: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(check_positive_int("in_features", in_features), 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear(x.flatten(1))
+
+
+class SoftmaxRegression(nn.Module):
+    """Multinomial logistic regression: logits Wx + b (use ``"cross_entropy"``)."""
+
+    def __init__(self, in_features: int, num_classes: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(
+            check_positive_int("in_features", in_features), check_positive_int("num_classes", num_classes)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear(x.flatten(1))
+
+
+class LeNet5(nn.Module):
+    """LeNet-5 (LeCun et al. 1998) for 28×28 inputs, zero-padded to 32×32 by the first convolution.
+
+    ``variant="classic"``: tanh + average pooling (note 003 A5); ``"relu"``: ReLU + max pooling (note
+    000 §7).  The 16·5·5 → 120 map is a Linear layer (the same function as a 5×5 convolution on the
+    5×5 map).  61,706 parameters for one input channel and 10 classes.
+    """
+
+    def __init__(self, variant: str = "classic", in_channels: int = 1, num_classes: int = 10, input_size: int = 28):
+        super().__init__()
+        check_choice("variant", variant, ("classic", "relu"))
+        pad = (32 - check_positive_int("input_size", input_size)) // 2
+        if input_size + 2 * pad != 32:
+            raise ValueError(f"input_size must be an even number <= 32, got {input_size}")
+        act: Callable[[], nn.Module] = nn.Tanh if variant == "classic" else nn.ReLU
+        pool: Callable[[], nn.Module] = (lambda: nn.AvgPool2d(2)) if variant == "classic" else (lambda: nn.MaxPool2d(2))
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, 6, 5, padding=pad), act(), pool(), nn.Conv2d(6, 16, 5), act(), pool()
+        )
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Linear(16 * 5 * 5, 120), act(), nn.Linear(120, 84), act(), nn.Linear(84, num_classes)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier(self.features(x))
+
+
+class CNN003(nn.Module):
+    """The CIFAR-10 CNN of paper 003 (Table 4, App. H), plus the final Linear(128, classes) the table omits.
+
+    Four 3×3 convolutions (32, 64, 64, 128 filters, stride 1, padding 1) with ReLU, 2×2 average pooling
+    after the first three, adaptive average pooling, Linear(128, 10); "Softmax" is in the loss.  131,466
+    parameters for 3 input channels (the Opacus ``convnet`` example); 130,890 for one channel.
+    """
+
+    def __init__(self, in_channels: int = 3, num_classes: int = 10) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        widths = [check_positive_int("in_channels", in_channels), 32, 64, 64, 128]
+        for i in range(4):
+            layers += [nn.Conv2d(widths[i], widths[i + 1], 3, stride=1, padding=1), nn.ReLU()]
+            layers.append(nn.AvgPool2d(2, stride=2) if i < 3 else nn.AdaptiveAvgPool2d((1, 1)))
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(128, num_classes))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier(self.features(x))
+
+
+class _Shortcut(nn.Module):
+    """Option-A shortcut of He et al. 2016: stride-2 subsampling and zero-padded channels (no parameters)."""
+
+    def __init__(self, in_planes: int, planes: int, stride: int) -> None:
+        super().__init__()
+        self.stride, self.extra = stride, planes - in_planes
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.stride != 1:
+            x = x[:, :, :: self.stride, :: self.stride]
+        if self.extra:
+            half = self.extra // 2
+            x = nn.functional.pad(x, (0, 0, 0, 0, half, self.extra - half))
+        return x
+
+
+class _BasicBlock(nn.Module):
+    def __init__(self, in_planes: int, planes: int, stride: int, groups: int, affine: bool) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_planes, planes, 3, stride=stride, padding=1, bias=False)
+        self.norm1 = nn.GroupNorm(groups, planes, affine=affine)
+        self.conv2 = nn.Conv2d(planes, planes, 3, stride=1, padding=1, bias=False)
+        self.norm2 = nn.GroupNorm(groups, planes, affine=affine)
+        self.act = nn.ReLU()
+        self.shortcut = _Shortcut(in_planes, planes, stride)
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = self.act(self.norm1(self.conv1(x)))
+        out = self.norm2(self.conv2(out))
+        return self.act(out + self.shortcut(x))
+
+
+class ResNet20(nn.Module):
+    """CIFAR ResNet-20 (He et al. 2016): 3×3 stem (16), three stages of three basic blocks (16/32/64,
+    strides 1/2/2), global average pooling, Linear(64, classes).
+
+    Batch norm is replaced by ``GroupNorm(groups, C, affine=affine)`` -- the GEP variant that note 002
+    §10 item 10 recommends (4 groups, no affine parameters).  268,346 parameters for 10 classes.
+    """
+
+    def __init__(self, num_classes: int = 10, in_channels: int = 3, groups: int = 4, affine: bool = False) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(in_channels, 16, 3, padding=1, bias=False)
+        self.norm = nn.GroupNorm(groups, 16, affine=affine)
+        self.act = nn.ReLU()
+        blocks: list[nn.Module] = []
+        in_planes = 16
+        for planes, stride in ((16, 1), (32, 2), (64, 2)):
+            for b in range(3):
+                blocks.append(_BasicBlock(in_planes, planes, stride if b == 0 else 1, groups, affine))
+                in_planes = planes
+        self.blocks = nn.Sequential(*blocks)
+        self.pool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(64, num_classes)
+
+    def forward(self, x: Tensor) -> Tensor:
+        out = self.blocks(self.act(self.norm(self.stem(x))))
+        return self.fc(self.pool(out).flatten(1))
+
+
+class AlexNetCIFAR(nn.Module):
+    """The 32×32 AlexNet that paper 000 points to (note 000 §7): 23,272,266 parameters for 10 classes."""
+
+    def __init__(self, num_classes: int = 10, dropout: float = 0.5) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 64, 3, stride=2, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(64, 192, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(192, 384, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(384, 256, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(256, 256, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        )  # fmt: skip
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Dropout(dropout), nn.Linear(256 * 2 * 2, 4096), nn.ReLU(),
+            nn.Dropout(dropout), nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, num_classes),
+        )  # fmt: skip
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier(self.features(x))
+
+
+# ------------------------------------------------------------------------------------------------
+# 2-D scattering transform (ScatterNet)
+# ------------------------------------------------------------------------------------------------
+def _gabor(m: int, n: int, sigma: float, theta: float, xi: float, slant: float) -> np.ndarray:
+    """Periodised 2-D Gabor filter on an m×n grid centred at the origin (kymatio's ``gabor_2d`` formula)."""
+    c, s = math.cos(theta), math.sin(theta)
+    rot = np.array([[c, -s], [s, c]])
+    curv = rot @ np.diag([1.0, slant**2]) @ rot.T / (2 * sigma**2)
+    out = np.zeros((m, n), dtype=np.complex128)
+    for ex in (-2, -1, 0, 1, 2):
+        for ey in (-2, -1, 0, 1, 2):
+            xx, yy = np.mgrid[ex * m : m + ex * m, ey * n : n + ey * n]
+            arg = -(curv[0, 0] * xx**2 + (curv[0, 1] + curv[1, 0]) * xx * yy + curv[1, 1] * yy**2)
+            out += np.exp(arg + 1j * (xx * xi * c + yy * xi * s))
+    return out / (2 * math.pi * sigma**2 / slant)
+
+
+def _morlet(m: int, n: int, sigma: float, theta: float, xi: float, slant: float) -> np.ndarray:
+    """Zero-mean Morlet wavelet: Gabor minus a multiple of its envelope."""
+    wave = _gabor(m, n, sigma, theta, xi, slant)
+    envelope = _gabor(m, n, sigma, theta, 0.0, slant)
+    return wave - (wave.sum() / envelope.sum()) * envelope
+
+
+class Scattering2D(nn.Module):
+    """Second-order 2-D scattering transform S_J x (Bruna & Mallat 2013) with L orientations.
+
+    Input (B, C, H, W) with H, W multiples of 2^J; output (B, C·K, H/2^J, W/2^J) with
+    K = 1 + J·L + L²·J(J−1)/2 (81 for J = 2, L = 8), ordered per input channel as
+    [S0, then for each (j1, θ1): S1(j1, θ1) followed by its S2(j1, θ1, j2 > j1, θ2)].
+    No trainable parameters (filters are buffers).
+    """
+
+    def __init__(self, shape: tuple[int, int], J: int = 2, L: int = 8, chunk: int = 64) -> None:
+        super().__init__()
+        self.J, self.L = check_positive_int("J", J), check_positive_int("L", L)
+        h, w = shape
+        if h % 2**J or w % 2**J:
+            raise ValueError(f"shape must be multiples of 2^J = {2**J}, got {shape}")
+        self.shape, self.pad, self.chunk = (h, w), 2**J, check_positive_int("chunk", chunk)
+        m, n = h + 2 * self.pad, w + 2 * self.pad
+        psi = []
+        for j in range(J):
+            for t in range(L):
+                theta = (int(L - L / 2 - 1) - t) * math.pi / L
+                psi.append(np.real(np.fft.fft2(_morlet(m, n, 0.8 * 2**j, theta, 3.0 / 4.0 * math.pi / 2**j, 4.0 / L))))
+        phi = np.real(np.fft.fft2(_gabor(m, n, 0.8 * 2 ** (J - 1), 0.0, 0.0, 1.0)))
+        self.register_buffer("psi_hat", torch.tensor(np.stack(psi), dtype=torch.float32))  # (J·L, m, n)
+        self.register_buffer("phi_hat", torch.tensor(phi, dtype=torch.float32))
+        order = []  # (kind, index) per output channel
+        order.append(("s0", ()))
+        for j1 in range(J):
+            for t1 in range(L):
+                order.append(("s1", (j1 * L + t1,)))
+                for j2 in range(j1 + 1, J):
+                    for t2 in range(L):
+                        order.append(("s2", (j1 * L + t1, j2 * L + t2)))
+        self.order = order
+
+    @property
+    def n_coefficients(self) -> int:
+        return len(self.order)
+
+    def _lowpass(self, u_hat: Tensor) -> Tensor:
+        out = torch.fft.ifft2(u_hat * self.phi_hat).real
+        k = 2**self.J
+        return out[..., ::k, ::k][..., 1:-1, 1:-1]
+
+    def _transform(self, x: Tensor) -> Tensor:
+        b, c = x.shape[:2]
+        xp = nn.functional.pad(x.reshape(b * c, 1, *x.shape[2:]), (self.pad,) * 4, mode="reflect")[:, 0]
+        x_hat = torch.fft.fft2(xp.to(self.psi_hat.dtype))  # (bc, m, n)
+        u1 = torch.fft.ifft2(x_hat[:, None] * self.psi_hat[None]).abs()  # (bc, JL, m, n)
+        u1_hat = torch.fft.fft2(u1)
+        out = {("s0", ()): self._lowpass(x_hat)}
+        s1 = self._lowpass(u1_hat)
+        for i in range(self.J * self.L):
+            out[("s1", (i,))] = s1[:, i]
+        for j1 in range(self.J):
+            for j2 in range(j1 + 1, self.J):
+                src = u1_hat[:, j1 * self.L : (j1 + 1) * self.L]  # (bc, L, m, n)
+                flt = self.psi_hat[j2 * self.L : (j2 + 1) * self.L]  # (L, m, n)
+                u2 = torch.fft.ifft2(src[:, :, None] * flt[None, None]).abs()  # (bc, L, L, m, n)
+                s2 = self._lowpass(torch.fft.fft2(u2))
+                for t1 in range(self.L):
+                    for t2 in range(self.L):
+                        out[("s2", (j1 * self.L + t1, j2 * self.L + t2))] = s2[:, t1, t2]
+        feats = torch.stack([out[key] for key in self.order], dim=1)  # (bc, K, h', w')
+        return feats.reshape(b, c * len(self.order), *feats.shape[2:])
+
+    def forward(self, x: Tensor) -> Tensor:
+        if tuple(x.shape[-2:]) != self.shape:
+            raise ValueError(f"expected input of spatial shape {self.shape}, got {tuple(x.shape[-2:])}")
+        with torch.no_grad():
+            return torch.cat([self._transform(x[i : i + self.chunk]) for i in range(0, x.shape[0], self.chunk)])
+
+
+class ScatterCNN(nn.Module):
+    """Tramèr & Boneh (2021) CNN on ScatterNet features (note 002 §7): GroupNorm(groups, affine=False) then
+
+    * ``dataset="cifar10"``: Conv3×3(243→64)+Tanh, MaxPool2, Conv3×3(64→64)+Tanh, Linear(1024→10): 187,210 parameters;
+    * ``dataset="fmnist"``: Conv3×3 s2 (81→16)+Tanh, Conv3×3(16→32)+Tanh, Linear(512→32)+Tanh, Linear(32→10): 33,066.
+
+    With ``scattering=True`` the module starts with :class:`Scattering2D` (raw images in); otherwise it
+    takes precomputed features (faster: compute the scattering once for the whole data set).
+    """
+
+    def __init__(self, dataset: str = "cifar10", *, scattering: bool = False, groups: int = 27, num_classes: int = 10):
+        super().__init__()
+        check_choice("dataset", dataset, ("cifar10", "fmnist"))
+        channels, shape = (243, (32, 32)) if dataset == "cifar10" else (81, (28, 28))
+        self.scattering = Scattering2D(shape) if scattering else None
+        self.norm = nn.GroupNorm(groups, channels, affine=False)
+        if dataset == "cifar10":
+            self.body = nn.Sequential(
+                nn.Conv2d(channels, 64, 3, padding=1), nn.Tanh(), nn.MaxPool2d(2),
+                nn.Conv2d(64, 64, 3, padding=1), nn.Tanh(), nn.Flatten(), nn.Linear(64 * 4 * 4, num_classes),
+            )  # fmt: skip
+        else:
+            self.body = nn.Sequential(
+                nn.Conv2d(channels, 16, 3, stride=2, padding=1), nn.Tanh(),
+                nn.Conv2d(16, 32, 3, padding=1), nn.Tanh(), nn.Flatten(),
+                nn.Linear(32 * 4 * 4, 32), nn.Tanh(), nn.Linear(32, num_classes),
+            )  # fmt: skip
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.scattering is not None:
+            x = self.scattering(x)
+        return self.body(self.norm(x))
+
+
+MODELS: dict[str, Callable[..., nn.Module]] = {
+    "logistic": LogisticRegression,
+    "linear": LinearRegression,
+    "softmax": SoftmaxRegression,
+    "lenet5": LeNet5,
+    "cnn003": CNN003,
+    "resnet20": ResNet20,
+    "alexnet_cifar": AlexNetCIFAR,
+    "scatter_cnn": ScatterCNN,
+}
+
+
+def build_model(name: str, *, seed: int | None = None, **kwargs: Any) -> nn.Module:
+    """Instantiate ``MODELS[name](**kwargs)``; ``seed`` makes the initialisation reproducible."""
+    check_choice("name", name, tuple(MODELS))
+    if seed is None:
+        return MODELS[name](**kwargs)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return MODELS[name](**kwargs)

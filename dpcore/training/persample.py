@@ -1,0 +1,563 @@
+"""Clipped sums of per-group gradients: the inner computation of Algorithm 1 of paper 003.
+
+One round of the generalised DP-SGD of van Dijk et al. (paper 003, Algorithm 1 with eq. (22)) splits
+the round's samples into m groups S_{b,h} of size s, computes each group's *mean* gradient
+a_h = (1/s) Σ_{i∈S_{b,h}} ∇f(w, ξ_i), clips each to [a_h]_C = a_h / max{1, ‖a_h‖/C} and sums:
+U = Σ_h [a_h]_C.  s = 1 is individual clipping (DP-SGD), one group of the whole batch is batch
+clipping, anything in between is mixed clipping.  ModelMix's l2 + l∞ clipping (paper 002,
+Algorithm 2) additionally truncates each coordinate of the clipped vector to ±C/√p.
+
+Engines (all give the same U up to floating-point rounding; the tests check each one against an
+explicit loop over groups):
+
+* ``"vmap"``  -- ``torch.func``: ``vmap(grad(group loss))`` materialises the m group gradients,
+  then a fused clip + weighted sum.  Works for any model without batch-dependent layers.
+* ``"layer"`` -- per-layer "book-keeping" for models whose trainable parameters all sit in
+  ``nn.Linear`` / ``nn.Conv2d`` (all models of :mod:`dpcore.models`).  One forward, one backward that
+  computes only the gradients w.r.t. layer outputs (no weight gradients), then per layer either the
+  group gradients (materialised: the per-sample weight gradients as one grouped convolution with the
+  samples as groups -- the formulation of torch.func's batching rule, without vmap's overhead -- and
+  for Linear layers one batched matmul) or only their norms by the ghost-norm identity
+  ‖Σ_t g_t a_tᵀ‖² = Σ_{t,t'} (a_t·a_t')(g_t·g_t') (Goodfellow 2015; Li et al. 2022) followed by one
+  re-weighted weight-gradient product, whichever a cost model says is cheaper for that layer (ghost
+  for small feature maps with many channels).
+* ``"loop"``  -- one ordinary backward per group (used when a group does not fit in the physical
+  micro-batch, and for groups of at least :data:`LOOP_MIN_GROUP` samples).
+* ``"batch"`` -- a single group (batch clipping): one backward of the summed loss per micro-batch,
+  no per-sample gradients at all.
+* ``"auto"``  -- ``"batch"`` for one group, ``"loop"`` for large groups, else ``"layer"`` where
+  supported (falling back to ``"vmap"``).  The choice depends only on the model and the sizes, so
+  runs stay bitwise reproducible on the CPU.
+
+Groups are consecutive runs of the (already randomly ordered) batch: groups of ``group_size``
+samples, the last one possibly shorter.  Micro-batches hold whole groups, so the logical batch
+size never bounds memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, grad, vmap
+
+from dpcore.validation import check_choice, check_positive, check_positive_int
+
+__all__ = [
+    "ENGINES",
+    "LossFn",
+    "GroupClipResult",
+    "clip_factors",
+    "truncate_linf",
+    "clipped_group_sum",
+    "layer_engine_supported",
+    "LayerEngineError",
+    "per_group_gradients",
+]
+
+ENGINES = ("auto", "layer", "vmap", "loop", "batch")
+#: per-sample loss: (model output, targets) -> losses of shape (n,)
+LossFn = Callable[[Tensor, Tensor], Tensor]
+#: ghost norm is used for a Linear layer when its Gram cost is below this multiple of the materialised size
+GHOST_COST_FACTOR = 30.0
+#: cost of one pass over a float in memory, in multiply-adds (CPU cost model of the conv layers)
+MEMORY_PASS_COST = 16.0
+#: convolutions with at most this many inputs per output (C·k_h·k_w) use the grouped-convolution path
+SMALL_CONV_FAN_IN = 27
+#: groups of at least this many samples are cheaper as one ordinary backward each ("loop")
+LOOP_MIN_GROUP = 16
+#: largest Gram-matrix block (floats) the ghost norm may allocate per micro-batch
+GHOST_MAX_FLOATS = 2**25
+
+
+@dataclass
+class GroupClipResult:
+    """U = Σ_h [a_h]_C per trainable parameter, plus what the run record needs."""
+
+    clipped_sum: list[Tensor]
+    norms: Tensor  # ‖a_h‖ of every group, before clipping (on the model's device)
+    n_groups: int
+    engine: str
+
+
+def clip_factors(norms: Tensor, clip_norm: float) -> Tensor:
+    """Factors 1 / max{1, ‖a‖/C} of the clipping map [a]_C (paper 003, §2; C = inf gives 1).
+
+    >>> clip_factors(torch.tensor([0.5, 2.0, 0.0]), 1.0).tolist()
+    [1.0, 0.5, 1.0]
+    """
+    if math.isinf(clip_norm):
+        return torch.ones_like(norms)
+    return torch.clamp(norms / clip_norm, min=1.0).reciprocal()
+
+
+def truncate_linf(x: Tensor, clip_norm: float, linf_p: int) -> Tensor:
+    """Coordinate truncation of ModelMix's Algorithm 2 (paper 002): clamp to ±C/√p."""
+    bound = clip_norm / math.sqrt(linf_p)
+    return x.clamp(-bound, bound)
+
+
+def _trainable(model: nn.Module) -> list[tuple[str, nn.Parameter]]:
+    return [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+
+
+def _group_sizes(n: int, group_size: int) -> list[int]:
+    full, rest = divmod(n, group_size)
+    return [group_size] * full + ([rest] if rest else [])
+
+
+# --------------------------------------------------------------------------------------------
+# the layer ("book-keeping" / ghost-norm) engine
+# --------------------------------------------------------------------------------------------
+class LayerEngineError(ValueError):
+    """The model's forward pass breaks an assumption of the layer engine (auto mode falls back to vmap)."""
+
+
+_LAYER_TYPES = (nn.Linear, nn.Conv2d)
+
+
+def layer_engine_supported(model: nn.Module) -> tuple[bool, str]:
+    """Whether every trainable parameter is the weight or bias of an ``nn.Linear`` / ``nn.Conv2d``.
+
+    Also refuses batch normalisation (per-sample gradients are undefined under it) and grouped
+    convolutions.  Returns ``(ok, reason)``.
+    """
+    covered: set[int] = set()
+    for name, module in model.named_modules():
+        if isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+            return False, f"{name or type(module).__name__} is batch normalisation"
+        if isinstance(module, _LAYER_TYPES):
+            if isinstance(module, nn.Conv2d) and (
+                module.groups != 1 or module.padding_mode != "zeros" or isinstance(module.padding, str)
+            ):
+                return False, f"{name} is a grouped, string-padded or non-zero-padded convolution"
+            covered.update(id(p) for p in module.parameters(recurse=False) if p.requires_grad)
+    for name, p in _trainable(model):
+        if id(p) not in covered:
+            return False, f"parameter {name} is not in an nn.Linear or nn.Conv2d"
+    return True, ""
+
+
+class _Tape:
+    """Forward hooks recording (input, output) of every trainable Linear / Conv2d."""
+
+    def __init__(self, model: nn.Module) -> None:
+        self.modules = [
+            m for m in model.modules() if isinstance(m, _LAYER_TYPES) and any(p.requires_grad for p in m.parameters())
+        ]
+        self.records: dict[nn.Module, tuple[Tensor, Tensor, int]] = {}
+        self.handles: list = []
+
+    def _hook(self, module: nn.Module, inputs: tuple, output: Tensor) -> None:
+        if module in self.records:
+            raise LayerEngineError(
+                f"engine='layer' needs each layer called once per forward; {module} was called twice"
+            )
+        self.records[module] = (inputs[0].detach(), output, output._version)
+
+    def __enter__(self) -> _Tape:
+        self.records.clear()
+        self.handles = [m.register_forward_hook(self._hook) for m in self.modules]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for h in self.handles:
+            h.remove()
+        self.handles = []
+
+
+@dataclass
+class _LayerTerm:
+    """One layer's contribution: squared norms of its m group gradients and how to sum them clipped."""
+
+    module: nn.Module
+    sq_norms: Tensor  # (m,)
+    weight_sum: Callable[[Tensor], Tensor] | None  # c (m,) -> Σ_h c_h ∇_W a_h
+    weight_linf: Callable[[Tensor, float, int], Tensor] | None  # (c, C, p) -> Σ_h trunc(c_h ∇_W a_h)
+    bias: Tensor | None  # (m, Dout) group gradients of the bias
+
+
+def _bias_terms(module: nn.Module, g: Tensor, m: int) -> Tensor | None:
+    if module.bias is None or not module.bias.requires_grad:
+        return None
+    per_sample = g.reshape(g.shape[0], -1, g.shape[-1]).sum(1) if isinstance(module, nn.Linear) else g.sum((2, 3))
+    return per_sample.reshape(m, -1, per_sample.shape[-1]).sum(1)
+
+
+def _materialised(shape: torch.Size, groups: Tensor, to_weight: Callable[[Tensor], Tensor]) -> tuple:
+    """(norm², weight_sum, weight_linf) for materialised group gradients ``groups`` (m, …) in any layout."""
+    m = groups.shape[0]
+    sq = torch.linalg.vector_norm(groups.reshape(m, -1), dim=1).pow(2)
+
+    def weight_sum(c: Tensor) -> Tensor:
+        return to_weight(torch.tensordot(c, groups, dims=([0], [0]))).reshape(shape)
+
+    def weight_linf(c: Tensor, clip: float, p: int) -> Tensor:
+        scaled = groups * c.reshape((-1,) + (1,) * (groups.dim() - 1))
+        return to_weight(truncate_linf(scaled, clip, p).sum(0)).reshape(shape)
+
+    return sq, weight_sum, weight_linf
+
+
+def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
+    n = a.shape[0]
+    rows_a = a.reshape(n, -1, a.shape[-1])  # (n, T, Din)
+    rows_g = g.reshape(n, -1, g.shape[-1])  # (n, T, Dout)
+    t = rows_a.shape[1]
+    length, din, dout = s * t, rows_a.shape[2], rows_g.shape[2]
+    bias = _bias_terms(module, g, m)
+    sq = torch.zeros(m, dtype=g.dtype, device=g.device) if bias is None else bias.pow(2).sum(1)
+    if not module.weight.requires_grad:
+        return _LayerTerm(module, sq, None, None, bias)
+    ghost = not force and length * length * (din + dout) < GHOST_COST_FACTOR * din * dout
+    if ghost and m * length * length <= GHOST_MAX_FLOATS:
+        if length == 1:
+            sq = sq + rows_a.reshape(m, -1).pow(2).sum(1) * rows_g.reshape(m, -1).pow(2).sum(1)
+        else:
+            ga = rows_a.reshape(m, length, din)
+            gg = rows_g.reshape(m, length, dout)
+            sq = sq + (torch.bmm(ga, ga.transpose(1, 2)) * torch.bmm(gg, gg.transpose(1, 2))).sum((1, 2))
+
+        def weight_sum(c: Tensor) -> Tensor:
+            w = rows_g * c.repeat_interleave(s).reshape(-1, 1, 1)
+            return w.reshape(-1, dout).t().mm(rows_a.reshape(-1, din))
+
+        return _LayerTerm(module, sq, weight_sum, None, bias)
+    groups = torch.bmm(rows_g.reshape(m, length, dout).transpose(1, 2), rows_a.reshape(m, length, din))
+    sq_w, weight_sum, weight_linf = _materialised(module.weight.shape, groups, lambda w: w)
+    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
+
+
+def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
+    """Conv2d group gradients: materialised per-sample gradients (a grouped convolution) or the ghost norm
+    plus one re-weighted weight-gradient convolution, whichever the cost model says is cheaper."""
+    n = a.shape[0]
+    cout = g.shape[1]
+    bias = _bias_terms(module, g, m)
+    sq = torch.zeros(m, dtype=g.dtype, device=g.device) if bias is None else bias.pow(2).sum(1)
+    if not module.weight.requires_grad:
+        return _LayerTerm(module, sq, None, None, bias)
+    shape = module.weight.shape
+    kh, kw = module.kernel_size
+    if a.shape[1] * kh * kw <= SMALL_CONV_FAN_IN:
+        # few input channels (first layers): per-sample gradients as one grouped convolution of the
+        # inputs (samples as groups) with the output gradients as filters
+        out = nn.functional.conv2d(
+            a.transpose(0, 1), g.reshape(n * cout, 1, *g.shape[2:]), padding=module.padding,
+            stride=module.dilation, dilation=module.stride, groups=n,
+        )[:, :, :kh, :kw]  # fmt: skip
+        per = out.reshape(a.shape[1], n, cout, kh, kw).permute(1, 2, 0, 3, 4)
+        groups = per.reshape(m, s, *shape).sum(1) if s > 1 else per
+        sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
+        return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
+    cin = a.shape[1]
+    ck = cin * kh * kw
+    length = g.shape[2] * g.shape[3]  # output positions T
+    cost_mat = cout * ck * length + 3 * MEMORY_PASS_COST * cout * ck
+    # the Gram products are small batched matmuls: weighted twice (measured on a 2-core CPU)
+    cost_ghost = 2 * length * length * (ck + cout) + 0.5 * cout * ck * length + MEMORY_PASS_COST * length * length
+    ghost = not force and s == 1 and cost_ghost < cost_mat and n * length * length <= GHOST_MAX_FLOATS
+    if ghost:  # small feature maps: unfold is cheap there
+        cols = nn.functional.unfold(a, (kh, kw), dilation=module.dilation, padding=module.padding, stride=module.stride)
+        g_flat = g.reshape(n, cout, length)
+        gram_g = torch.bmm(g_flat.transpose(1, 2), g_flat)
+        gram_a = torch.bmm(cols.transpose(1, 2), cols)
+        sq = sq + (gram_g * gram_a).sum((1, 2))
+
+        def weight_sum(c: Tensor) -> Tensor:
+            return torch.nn.grad.conv2d_weight(
+                a, shape, g * c.reshape(-1, 1, 1, 1), stride=module.stride, padding=module.padding,
+                dilation=module.dilation,
+            )  # fmt: skip
+
+        return _LayerTerm(module, sq, weight_sum, None, bias)
+    # per-sample gradients as one grouped weight-gradient convolution (samples as groups): oneDNN's
+    # backward-weights kernel, the formulation torch.func's batching rule uses as well
+    per = torch.nn.grad.conv2d_weight(
+        a.reshape(1, n * cin, *a.shape[2:]), (n * cout, cin, kh, kw), g.reshape(1, n * cout, *g.shape[2:]),
+        stride=module.stride, padding=module.padding, dilation=module.dilation, groups=n,
+    ).reshape(n, *shape)  # fmt: skip
+    groups = per.reshape(m, s, *shape).sum(1) if s > 1 else per
+    sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
+    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
+
+
+def _layer_term(module: nn.Module, a: Tensor, g: Tensor, m: int, s: int, materialize: bool) -> _LayerTerm:
+    if isinstance(module, nn.Linear):
+        return _linear_term(module, a, g, m, s, materialize)
+    return _conv_term(module, a, g, m, s, materialize)
+
+
+def _layer_block(
+    model: nn.Module,
+    loss_fn: LossFn,
+    x: Tensor,
+    y: Tensor,
+    group_size: int,
+    materialize: bool,
+) -> tuple[list[_LayerTerm], int]:
+    """Forward + output-gradient backward for one block of m equal groups of ``group_size``."""
+    n = x.shape[0]
+    m = n // group_size
+    tape = _Tape(model)
+    with tape:
+        out = model(x)
+    losses = loss_fn(out, y)
+    loss = losses.sum() / group_size
+    mods = [mod for mod in tape.modules if mod in tape.records]
+    outputs = [tape.records[mod][1] for mod in mods]
+    for mod in mods:
+        if tape.records[mod][1]._version != tape.records[mod][2]:
+            raise LayerEngineError(
+                f"engine='layer': the output of {mod} is modified in place (e.g. ReLU(inplace=True))"
+            )
+    grads = torch.autograd.grad(loss, outputs, allow_unused=True)
+    terms = []
+    for mod, g in zip(mods, grads, strict=True):
+        a = tape.records[mod][0]
+        if g is None:
+            g = torch.zeros_like(tape.records[mod][1])
+        terms.append(_layer_term(mod, a, g.detach(), m, group_size, materialize))
+    return terms, m
+
+
+def _add(sums: dict[int, Tensor], p: Tensor, val: Tensor) -> None:
+    sums[id(p)] = sums[id(p)] + val if id(p) in sums else val
+
+
+def _layer_engine(
+    model: nn.Module,
+    loss_fn: LossFn,
+    x: Tensor,
+    y: Tensor,
+    group_size: int,
+    clip_norm: float,
+    linf_p: int | None,
+    sums: dict[int, Tensor],
+) -> Tensor:
+    """Add Σ_h [a_h]_C of one micro-batch (whole groups) into ``sums``; return the group norms."""
+    n = x.shape[0]
+    sizes = _group_sizes(n, group_size)
+    blocks = []
+    full = (n // group_size) * group_size
+    if full:
+        blocks.append((0, full, group_size))
+    if full < n:
+        blocks.append((full, n, n - full))
+    all_norms = []
+    for start, stop, s in blocks:
+        terms, m = _layer_block(model, loss_fn, x[start:stop], y[start:stop], s, materialize=linf_p is not None)
+        sq = torch.stack([t.sq_norms for t in terms]).sum(0) if terms else torch.zeros(m, device=x.device)
+        norms = sq.sqrt()
+        c = clip_factors(norms, clip_norm).to(sq.dtype)
+        for t in terms:
+            mod = t.module
+            if t.weight_sum is not None:
+                if linf_p is None:
+                    val = t.weight_sum(c)
+                else:
+                    assert t.weight_linf is not None
+                    val = t.weight_linf(c, clip_norm, linf_p)
+                _add(sums, mod.weight, val)
+            if t.bias is not None:
+                if linf_p is None:
+                    val = torch.tensordot(c, t.bias, dims=([0], [0]))
+                else:
+                    val = truncate_linf(t.bias * c.unsqueeze(1), clip_norm, linf_p).sum(0)
+                _add(sums, mod.bias, val)
+        all_norms.append(norms.detach())
+    assert sum(len(v) for v in all_norms) == len(sizes)
+    return torch.cat(all_norms)
+
+
+# --------------------------------------------------------------------------------------------
+# torch.func (vmap + grad) engine
+# --------------------------------------------------------------------------------------------
+def _vmap_group_grads(model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, s: int) -> list[Tensor]:
+    """Gradients of the group-mean loss of m equal groups of size ``s``: list of (m, *p.shape)."""
+    names = [n for n, _ in _trainable(model)]
+    params = {n: p.detach() for n, p in _trainable(model)}
+    fixed = {n: p.detach() for n, p in model.named_parameters() if not p.requires_grad}
+    fixed.update(dict(model.named_buffers()))
+
+    def group_loss(prm: dict[str, Tensor], xg: Tensor, yg: Tensor) -> Tensor:
+        out = functional_call(model, (prm, fixed), (xg,))
+        return loss_fn(out, yg).mean()
+
+    m = x.shape[0] // s
+    xs = x.reshape(m, s, *x.shape[1:])
+    ys = y.reshape(m, s, *y.shape[1:])
+    g = vmap(grad(group_loss), in_dims=(None, 0, 0), randomness="different")(params, xs, ys)
+    return [g[n] for n in names]
+
+
+def per_group_gradients(
+    model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, group_size: int, *, engine: str = "vmap"
+) -> list[Tensor]:
+    """Unclipped group-mean gradients a_h, stacked: list over trainable parameters of (m, *shape).
+
+    ``engine="vmap"`` uses ``torch.func``; ``engine="loop"`` one backward per group (reference).
+    """
+    check_choice("engine", engine, ("vmap", "loop"))
+    group_size = check_positive_int("group_size", group_size)
+    sizes = _group_sizes(x.shape[0], group_size)
+    out: list[list[Tensor]] = [[] for _ in _trainable(model)]
+    start = 0
+    if engine == "vmap":
+        full = (x.shape[0] // group_size) * group_size
+        if full:
+            for acc, g in zip(out, _vmap_group_grads(model, loss_fn, x[:full], y[:full], group_size), strict=True):
+                acc.append(g)
+        start = full
+        sizes = sizes[len(sizes) - (1 if full < x.shape[0] else 0) :]
+    params = [p for _, p in _trainable(model)]
+    for size in sizes:
+        xs, ys = x[start : start + size], y[start : start + size]
+        loss = loss_fn(model(xs), ys).mean()
+        for acc, g in zip(out, torch.autograd.grad(loss, params, allow_unused=True), strict=True):
+            acc.append((torch.zeros_like(acc[0][0]) if g is None else g).unsqueeze(0))
+        start += size
+    return [torch.cat(a) for a in out]
+
+
+def _sum_clipped(grads: Sequence[Tensor], clip_norm: float, linf_p: int | None) -> tuple[list[Tensor], Tensor]:
+    """Fused clip + sum of materialised group gradients (list of (m, *shape))."""
+    m = grads[0].shape[0]
+    sq = torch.zeros(m, dtype=grads[0].dtype, device=grads[0].device)
+    for g in grads:
+        sq += torch.linalg.vector_norm(g.reshape(m, -1), dim=1).pow(2)
+    norms = sq.sqrt()
+    c = clip_factors(norms, clip_norm).to(sq.dtype)
+    if linf_p is None:
+        sums = [torch.tensordot(c, g, dims=([0], [0])) for g in grads]
+    else:
+        sums = [truncate_linf(g * c.reshape((-1,) + (1,) * (g.dim() - 1)), clip_norm, linf_p).sum(0) for g in grads]
+    return sums, norms.detach()
+
+
+def _clip_single(grads: list[Tensor], clip_norm: float, linf_p: int | None) -> tuple[list[Tensor], Tensor]:
+    """[a]_C of one gradient given as a list of tensors, in place (``torch._foreach`` kernels)."""
+    norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+    factor = clip_factors(norm.reshape(1), clip_norm)[0]
+    torch._foreach_mul_(grads, factor)
+    if linf_p is not None:
+        grads = [truncate_linf(g, clip_norm, linf_p) for g in grads]
+    return grads, norm.reshape(1).detach()
+
+
+def _batch_gradient(
+    model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, chunk: int, params: list[Tensor]
+) -> list[Tensor]:
+    """Mean gradient (1/n) Σ ∇f over the whole batch, one backward of the summed loss per micro-batch."""
+    n = x.shape[0]
+    total: list[Tensor] | None = None
+    for start in range(0, n, chunk):
+        loss = loss_fn(model(x[start : start + chunk]), y[start : start + chunk]).sum() / n
+        gs = torch.autograd.grad(loss, params, allow_unused=True)
+        gs = [torch.zeros_like(p) if g is None else g for g, p in zip(gs, params, strict=True)]
+        total = gs if total is None else [t + g for t, g in zip(total, gs, strict=True)]
+    assert total is not None
+    return total
+
+
+def clipped_group_sum(
+    model: nn.Module,
+    loss_fn: LossFn,
+    x: Tensor,
+    y: Tensor,
+    *,
+    group_size: int,
+    clip_norm: float,
+    linf_p: int | None = None,
+    engine: str = "auto",
+    max_physical_batch: int | None = None,
+) -> GroupClipResult:
+    """U = Σ_h [a_h]_C over consecutive groups of ``group_size`` samples of (x, y).
+
+    a_h is the mean gradient of group h (paper 003, eq. (22)); [·]_C the l2 clipping map; with
+    ``linf_p`` each clipped group vector is also truncated to ±C/√p (paper 002, Algorithm 2).
+    ``group_size >= len(x)`` is batch clipping (one group).  An empty batch gives U = 0.
+    ``max_physical_batch`` bounds the samples per forward pass.
+
+    >>> lin = nn.Linear(2, 1, bias=False); _ = lin.weight.data.copy_(torch.tensor([[0.0, 0.0]]))
+    >>> mse = lambda out, t: 0.5 * (out.squeeze(1) - t) ** 2
+    >>> x = torch.tensor([[3.0, 4.0], [0.3, 0.4]]); y = torch.tensor([1.0, 1.0])
+    >>> r = clipped_group_sum(lin, mse, x, y, group_size=1, clip_norm=1.0)
+    >>> [round(v, 4) for v in r.clipped_sum[0].flatten().tolist()], [round(v, 4) for v in r.norms.tolist()]
+    ([-0.9, -1.2], [5.0, 0.5])
+    """
+    check_choice("engine", engine, ENGINES)
+    group_size = check_positive_int("group_size", group_size)
+    clip_norm = check_positive("clip_norm", clip_norm, allow_inf=True)
+    if linf_p is not None:
+        linf_p = check_positive_int("linf_p", linf_p)
+    params = [p for _, p in _trainable(model)]
+    if not params:
+        raise ValueError("model has no trainable parameters")
+    n = x.shape[0]
+    chunk = max_physical_batch or max(n, 1)
+    chunk = check_positive_int("max_physical_batch", chunk)
+    if n == 0:
+        return GroupClipResult([torch.zeros_like(p) for p in params], torch.zeros(0, device=x.device), 0, engine)
+    single = group_size >= n
+    auto = engine == "auto"
+    if auto:
+        if single:
+            engine = "batch"
+        elif group_size > chunk or group_size >= LOOP_MIN_GROUP:
+            engine = "loop"
+        else:
+            engine = "layer" if layer_engine_supported(model)[0] else "vmap"
+    if engine == "batch":
+        if not single:
+            raise ValueError(f"engine='batch' needs one group (group_size >= batch size {n}), got {group_size}")
+        sums, norms = _clip_single(_batch_gradient(model, loss_fn, x, y, chunk, params), clip_norm, linf_p)
+        return GroupClipResult(sums, norms, 1, engine)
+    if engine == "loop":
+        sums_l: list[Tensor] = [torch.zeros_like(p) for p in params]
+        norms_l = []
+        start = 0
+        for size in _group_sizes(n, group_size):
+            g = _batch_gradient(model, loss_fn, x[start : start + size], y[start : start + size], chunk, params)
+            s_, nm = _clip_single(g, clip_norm, linf_p)
+            torch._foreach_add_(sums_l, s_)
+            norms_l.append(nm)
+            start += size
+        return GroupClipResult(sums_l, torch.cat(norms_l), len(norms_l), engine)
+    if group_size > chunk:
+        raise ValueError(f"engine={engine!r} needs group_size <= max_physical_batch, got {group_size} > {chunk}")
+    per_chunk = max(1, chunk // group_size) * group_size
+    if engine == "layer":
+        ok, reason = layer_engine_supported(model)
+        if not ok:
+            raise ValueError(f"engine='layer' does not support this model: {reason}")
+        acc: dict[int, Tensor] = {}
+        norms_list = []
+        try:
+            for start in range(0, n, per_chunk):
+                stop = min(n, start + per_chunk)
+                norms_list.append(
+                    _layer_engine(model, loss_fn, x[start:stop], y[start:stop], group_size, clip_norm, linf_p, acc)
+                )
+        except LayerEngineError:
+            if not auto:
+                raise
+            engine = "vmap"  # e.g. an in-place activation after a layer: fall back to torch.func
+        else:
+            sums = [acc.get(id(p), torch.zeros_like(p)) for p in params]
+            norms = torch.cat(norms_list)
+            return GroupClipResult(sums, norms.detach(), norms.numel(), engine)
+    # vmap
+    sums = [torch.zeros_like(p) for p in params]
+    norms_list = []
+    for start in range(0, n, per_chunk):
+        stop = min(n, start + per_chunk)
+        grads = per_group_gradients(model, loss_fn, x[start:stop], y[start:stop], group_size, engine="vmap")
+        s_, nm = _sum_clipped(grads, clip_norm, linf_p)
+        sums = [a + b for a, b in zip(sums, s_, strict=True)]
+        norms_list.append(nm)
+    norms = torch.cat(norms_list)
+    return GroupClipResult(sums, norms, norms.numel(), engine)

@@ -1,0 +1,485 @@
+"""The DP training loop: one trainer for Algorithm 1 of paper 003 (and so DP-SGD, ModelMix, Proactive DP).
+
+Per round k (see :mod:`dpcore.training.config` for the update rule):
+
+1. the round's indices from the :class:`~dpcore.training.sampling.BatchPlan` (Poisson, shuffling or
+   fixed-size sampling; constant or scheduled sizes);
+2. U = Σ_h [a_h]_C + N(0, (κCσ)² I) from :func:`~dpcore.training.persample.clipped_group_sum`
+   and a noise generator seeded by (seed, k) on the model's device;
+3. optionally ModelMix (paper 002, Algorithm 1): mix the last two iterates with τ_k = ρ_k η_k;
+4. the optimiser step with gradient U/D at the schedule's learning rate η_k.
+
+Everything random is seeded per round, so a run is deterministic on the CPU and a run resumed from a
+checkpoint finishes with exactly the parameters of an uninterrupted run.  Checkpoints are plain
+dicts of tensors and numbers written atomically and loaded with ``torch.load(weights_only=True)``.
+The same code runs on CUDA when it is available (``device="auto"``).
+
+Every run returns a record (sampling, clipping, σ, C, batch sizes, steps, epochs, dataset size,
+noise convention, …) from which :func:`dpcore.accounting.records.epsilon_for_record` picks the
+matching accountant.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from dpcore.training.config import TrainConfig
+from dpcore.training.modelmix import mix
+from dpcore.training.persample import LossFn, clipped_group_sum
+from dpcore.training.sampling import BatchPlan, derive_seed, make_generator
+from dpcore.training.schedules import LRSchedule, schedule_from_dict
+
+__all__ = [
+    "LOSSES",
+    "make_loss",
+    "resolve_device",
+    "Privatizer",
+    "Trainer",
+    "TrainResult",
+    "train",
+    "make_classification_eval",
+    "build_record",
+    "CHECKPOINT_FORMAT",
+]
+
+CHECKPOINT_FORMAT = 1
+
+
+def _ce(out: Tensor, y: Tensor) -> Tensor:
+    return nn.functional.cross_entropy(out, y, reduction="none")
+
+
+def _bce(out: Tensor, y: Tensor) -> Tensor:
+    return nn.functional.binary_cross_entropy_with_logits(out.reshape(y.shape), y.to(out.dtype), reduction="none")
+
+
+def _mse(out: Tensor, y: Tensor) -> Tensor:
+    return 0.5 * (out.reshape(y.shape) - y.to(out.dtype)).pow(2)
+
+
+#: per-sample losses by name: softmax regression / CNNs, logistic regression (labels in {0, 1}), linear regression
+LOSSES: dict[str, LossFn] = {"cross_entropy": _ce, "bce": _bce, "mse": _mse}
+
+
+def make_loss(loss: str | LossFn) -> LossFn:
+    """A per-sample loss ``(output, target) -> (n,)`` from a name in :data:`LOSSES` or a callable."""
+    if callable(loss):
+        return loss
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {', '.join(map(repr, LOSSES))} or a callable; got {loss!r}")
+    return LOSSES[loss]
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """``"auto"``: CUDA when available, else the CPU."""
+    if str(device) == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def _make_optimizer(config: TrainConfig, params: list[nn.Parameter], lr: float) -> torch.optim.Optimizer:
+    kwargs = dict(config.optimizer_kwargs)
+    if callable(config.optimizer):
+        return config.optimizer(params, **kwargs)
+    cls = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[config.optimizer]
+    return cls(params, lr=lr, **kwargs)
+
+
+class Privatizer:
+    """The private part of a round: (x, y) ↦ U/D (a list of tensors shaped like the trainable parameters)."""
+
+    def __init__(self, model: nn.Module, loss_fn: LossFn, config: TrainConfig, device: torch.device) -> None:
+        self.model = model
+        self.loss_fn = loss_fn
+        self.config = config
+        self.device = device
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self._numel = sum(p.numel() for p in self.params)
+        self.engine_used: set[str] = set()
+        self.clipped = torch.zeros((), dtype=torch.float64)
+        self.groups = 0
+
+    def denominator(self, planned_size: int) -> float:
+        """D: expected number of groups for ``reduce="mean"``, 1 for ``"sum"``."""
+        c = self.config
+        if c.reduce == "sum":
+            return 1.0
+        if c.clipping in ("individual", "none"):
+            return float(planned_size)
+        if c.clipping == "mixed":
+            assert c.group_size is not None
+            return planned_size / c.group_size
+        return 1.0
+
+    def noise(self, step: int) -> list[Tensor]:
+        """N(0, (κCσ)² I) of round ``step``, from a generator seeded by (seed, step) on the device."""
+        std = self.config.noise_std
+        gen = make_generator(self.config.seed, "noise", step, device=self.device)
+        flat = torch.randn(self._numel, generator=gen, device=self.device, dtype=self.params[0].dtype).mul_(std)
+        return [t.view_as(p) for t, p in zip(flat.split([p.numel() for p in self.params]), self.params, strict=True)]
+
+    def gradient(self, x: Tensor, y: Tensor, step: int, planned_size: int) -> list[Tensor]:
+        c = self.config
+        denom = self.denominator(planned_size)
+        if not c.private:
+            total = None
+            chunk = c.max_physical_batch or max(x.shape[0], 1)
+            for start in range(0, x.shape[0], chunk):
+                loss = self.loss_fn(self.model(x[start : start + chunk]), y[start : start + chunk]).sum() / denom
+                gs = torch.autograd.grad(loss, self.params, allow_unused=True)
+                gs = [torch.zeros_like(p) if g is None else g for g, p in zip(gs, self.params, strict=True)]
+                total = gs if total is None else [a + b for a, b in zip(total, gs, strict=True)]
+            self.engine_used.add("nonprivate")
+            return total if total is not None else [torch.zeros_like(p) for p in self.params]
+        result = clipped_group_sum(
+            self.model,
+            self.loss_fn,
+            x,
+            y,
+            group_size=c.effective_group_size(x.shape[0]),
+            clip_norm=c.clip_norm,
+            linf_p=c.linf_p,
+            engine=c.engine,
+            max_physical_batch=c.max_physical_batch,
+        )
+        self.engine_used.add(result.engine)
+        if not math.isinf(c.clip_norm) and result.n_groups:
+            self.clipped = self.clipped.to(result.norms.device) + (result.norms > c.clip_norm).sum()
+        self.groups += result.n_groups
+        u = list(result.clipped_sum)
+        if c.noise_multiplier > 0:
+            torch._foreach_add_(u, self.noise(step))
+        if denom != 1.0:
+            torch._foreach_div_(u, denom)
+        return u
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns: the trained model, its per-evaluation history and the run record."""
+
+    model: nn.Module
+    history: list[dict[str, float]]
+    record: dict[str, Any]
+
+
+def make_classification_eval(
+    x: Tensor, y: Tensor, *, prefix: str = "test", batch: int = 2048, loss: str | LossFn = "cross_entropy"
+) -> Callable[[nn.Module], dict[str, float]]:
+    """An ``eval_fn`` returning ``{prefix_accuracy, prefix_loss}`` on (x, y) (argmax, or logit > 0 for one output)."""
+    loss_fn = make_loss(loss)
+
+    def evaluate(model: nn.Module) -> dict[str, float]:
+        device = next(model.parameters()).device
+        correct, total_loss = 0.0, 0.0
+        for start in range(0, x.shape[0], batch):
+            xb = x[start : start + batch].to(device)
+            yb = y[start : start + batch].to(device)
+            out = model(xb)
+            total_loss += float(loss_fn(out, yb).sum())
+            pred = out.argmax(1) if out.dim() > 1 and out.shape[1] > 1 else (out.reshape(-1) > 0).to(yb.dtype)
+            correct += float((pred == yb).sum())
+        return {f"{prefix}_accuracy": correct / x.shape[0], f"{prefix}_loss": total_loss / x.shape[0]}
+
+    return evaluate
+
+
+def build_record(
+    config: TrainConfig,
+    plan: BatchPlan,
+    *,
+    steps: int,
+    samples: float,
+    total_steps: int,
+    optimizer: torch.optim.Optimizer | None,
+    schedule: LRSchedule,
+    engines: set[str],
+    device: torch.device,
+    dtype: torch.dtype | None,
+) -> dict[str, Any]:
+    """The run record: every quantity an accountant needs, plus how the run was executed."""
+    c = config
+    sizes = c.batch_size if isinstance(c.batch_size, int) else list(c.batch_size)
+    constant = isinstance(sizes, int)
+    mean_size = sizes if constant else (sum(sizes[:steps]) / steps if steps else sizes[0])
+    if c.clipping == "individual":
+        groups: float | None = mean_size
+    elif c.clipping == "mixed":
+        assert c.group_size is not None
+        groups = mean_size / c.group_size
+    elif c.clipping == "batch":
+        groups = 1
+    else:
+        groups = None
+    opt: dict[str, Any] = {"name": c.as_dict()["optimizer"]}
+    if optimizer is not None:
+        opt.update({k: v for k, v in optimizer.defaults.items() if isinstance(v, (int, float, bool, str))})
+    return {
+        "record_version": 1,
+        "private": c.private,
+        "sampling": c.sampling,
+        "dataset_size": plan.dataset_size,
+        "batch_size": sizes,
+        "sample_rate": sizes / plan.dataset_size if constant else None,
+        "steps": steps,
+        "planned_steps": total_steps,
+        "epochs": samples / plan.dataset_size,
+        "clipping": c.clipping,
+        "group_size": 1 if c.clipping == "individual" else c.group_size,
+        "groups_per_round": groups,
+        "clip_norm": c.clip_norm,
+        "clip_norm_type": c.clip_norm_type,
+        "linf_p": c.linf_p,
+        "noise_multiplier": c.noise_multiplier,
+        "noise_convention": c.noise_convention,
+        "noise_std": c.noise_std,
+        "reduce": c.reduce,
+        "optimizer": opt,
+        "lr_schedule": schedule.describe(),
+        "modelmix": None if c.modelmix is None else c.modelmix.describe(total_steps),
+        "async": None,
+        "engine": sorted(engines),
+        "max_physical_batch": c.max_physical_batch,
+        "seed": c.seed,
+        "device": str(device),
+        "dtype": None if dtype is None else str(dtype),
+    }
+
+
+def _atomic_save(obj: Any, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+class Trainer:
+    """Step-level control of one run; :func:`train` is the one-call wrapper.
+
+    ``data`` is ``(X, y)`` (moved to the device once).  ``eval_fn(model) -> dict`` is called at the
+    end of every epoch (or every ``config.eval_every`` rounds) and at the end.  ``checkpoint``: a path
+    written every ``checkpoint_every`` rounds (default: each evaluation); with ``resume=True`` an
+    existing checkpoint there is loaded first.  ``on_step(trainer)`` is called after every round.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        data: tuple[Tensor, Tensor],
+        config: TrainConfig,
+        *,
+        loss: str | LossFn = "cross_entropy",
+        eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
+        checkpoint: str | os.PathLike | None = None,
+        checkpoint_every: int | None = None,
+        resume: bool = False,
+        on_step: Callable[[Trainer], None] | None = None,
+    ) -> None:
+        if not isinstance(config, TrainConfig):
+            raise ValueError("config must be a TrainConfig")
+        x, y = data
+        if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+            raise ValueError(f"data must be (X, y) with the same non-zero length, got {x.shape[0]} and {y.shape[0]}")
+        self.config = config
+        self.device = resolve_device(config.device)
+        self.model = model.to(self.device)
+        self.model.train()
+        self.x, self.y = x.to(self.device), y.to(self.device)
+        self.loss_fn = make_loss(loss)
+        self.eval_fn = eval_fn
+        self.on_step = on_step
+        self.plan = BatchPlan(config.sampling, x.shape[0], config.batch_size, seed=config.seed)
+        if config.clipping == "mixed" and config.sampling != "poisson":
+            sizes = [config.batch_size] if isinstance(config.batch_size, int) else list(config.batch_size)
+            assert config.group_size is not None
+            if any(s % config.group_size for s in sizes):
+                raise ValueError(
+                    f"mixed clipping with {config.sampling!r} sampling needs batch sizes that are multiples of "
+                    f"group_size={config.group_size}"
+                )
+        if self.plan.scheduled:
+            self.total_steps = len(self.plan.batch_sizes)  # type: ignore[arg-type]
+        elif config.steps is not None:
+            self.total_steps = config.steps
+        else:
+            assert config.epochs is not None
+            self.total_steps = max(1, round(config.epochs * self.plan.steps_per_epoch()))
+        self.schedule: LRSchedule = schedule_from_dict(config.lr)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = _make_optimizer(config, self.params, self.schedule.lr(0, 0.0))
+        self.privatizer = Privatizer(self.model, self.loss_fn, config, self.device)
+        self.step_index = 0
+        self.samples = 0.0
+        self.history: list[dict[str, float]] = []
+        self.previous: list[Tensor] | None = (
+            [p.detach().clone() for p in self.params] if config.modelmix is not None else None
+        )
+        self.checkpoint = Path(checkpoint) if checkpoint is not None else None
+        self.checkpoint_every = checkpoint_every
+        if resume and self.checkpoint is not None and self.checkpoint.exists():
+            self.load_checkpoint(self.checkpoint)
+
+    # ---- one round ------------------------------------------------------------------------
+    def step(self) -> None:
+        """Run round ``self.step_index``."""
+        if self.step_index >= self.total_steps:
+            raise ValueError(f"the run is complete ({self.total_steps} rounds)")
+        k = self.step_index
+        cfg = self.config
+        planned = self.plan.size(k)
+        idx = self.plan.indices(k).to(self.device)
+        lr = self.schedule.lr(k, self.samples)
+        cuda = [self.device] if self.device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda):
+            torch.manual_seed(derive_seed(cfg.seed, "model", k))  # dropout etc.: per-round seed
+            grads = self.privatizer.gradient(self.x[idx], self.y[idx], k, planned)
+        if cfg.modelmix is not None:
+            assert self.previous is not None
+            rho = cfg.modelmix.ratio(k, self.total_steps)
+            gen = make_generator(cfg.seed, "modelmix", k, device=self.device)
+            with torch.no_grad():
+                for i, p in enumerate(self.params):
+                    current = p.detach().clone()
+                    p.copy_(mix(current, self.previous[i], rho * lr, cfg.modelmix.gap_rule, gen))
+                    self.previous[i] = current
+        for p, g in zip(self.params, grads, strict=True):
+            p.grad = g.to(p.dtype)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step_index += 1
+        self.samples += planned
+        if self._evaluate_now():
+            self.evaluate()
+            if self.checkpoint is not None and self.checkpoint_every is None:
+                self.save_checkpoint(self.checkpoint)
+        if self.checkpoint is not None and self.checkpoint_every and self.step_index % self.checkpoint_every == 0:
+            self.save_checkpoint(self.checkpoint)
+        if self.on_step is not None:
+            self.on_step(self)
+
+    def _evaluate_now(self) -> bool:
+        k = self.step_index
+        if k == self.total_steps:
+            return True
+        if self.config.eval_every is not None:
+            return k % self.config.eval_every == 0
+        return self.plan.epoch_of(k) != self.plan.epoch_of(k - 1)
+
+    def evaluate(self) -> dict[str, float]:
+        """Log (and return) the evaluation at the current round; feeds epoch-driven schedules."""
+        entry: dict[str, float] = {
+            "step": float(self.step_index),
+            "epoch": self.samples / self.plan.dataset_size,
+            "lr": float(self.schedule.lr(max(self.step_index - 1, 0), self.samples)),
+        }
+        if self.privatizer.groups:
+            entry["clipped_fraction"] = float(self.privatizer.clipped) / self.privatizer.groups
+        if self.eval_fn is not None:
+            self.model.eval()
+            with torch.no_grad():
+                metrics = {k: float(v) for k, v in self.eval_fn(self.model).items()}
+            self.model.train()
+            entry.update(metrics)
+            self.schedule.on_epoch_end(len(self.history), metrics)
+        self.history.append(entry)
+        return entry
+
+    def run(self, until: int | None = None) -> TrainResult:
+        """Run rounds until ``until`` (default: the end) and return the result so far."""
+        stop = self.total_steps if until is None else min(until, self.total_steps)
+        while self.step_index < stop:
+            self.step()
+        return TrainResult(self.model, list(self.history), self.record())
+
+    # ---- record ---------------------------------------------------------------------------
+    def record(self) -> dict[str, Any]:
+        """The run record (plain JSON-able dict) that :mod:`dpcore.accounting.records` accounts for."""
+        return build_record(
+            self.config,
+            self.plan,
+            steps=self.step_index,
+            samples=self.samples,
+            total_steps=self.total_steps,
+            optimizer=self.optimizer,
+            schedule=self.schedule,
+            engines=self.privatizer.engine_used,
+            device=self.device,
+            dtype=self.params[0].dtype if self.params else None,
+        )
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def _fingerprint(self) -> str:
+        d = self.config.as_dict()
+        d.pop("device", None)
+        return json.dumps(d, sort_keys=True, default=str)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "fingerprint": self._fingerprint(),
+            "step": self.step_index,
+            "samples": self.samples,
+            "model": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+            "optimizer": self.optimizer.state_dict(),
+            "schedule": self.schedule.state_dict(),
+            "history": [dict(h) for h in self.history],
+            "previous": None if self.previous is None else [t.detach().cpu() for t in self.previous],
+            "clipped": self.privatizer.clipped.detach().cpu().clone(),
+            "groups": self.privatizer.groups,
+            "engine_used": sorted(self.privatizer.engine_used),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
+        if state["fingerprint"] != self._fingerprint():
+            raise ValueError("checkpoint was written by a run with a different configuration")
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.schedule.load_state_dict(state["schedule"])
+        self.step_index = int(state["step"])
+        self.samples = float(state["samples"])
+        self.history = [dict(h) for h in state["history"]]
+        if state["previous"] is not None:
+            self.previous = [t.to(self.device) for t in state["previous"]]
+        self.privatizer.clipped = state["clipped"].clone()
+        self.privatizer.groups = int(state["groups"])
+        self.privatizer.engine_used = set(state["engine_used"])
+
+    def save_checkpoint(self, path: str | os.PathLike) -> Path:
+        """Write the full run state atomically."""
+        path = Path(path)
+        _atomic_save(self.state_dict(), path)
+        return path
+
+    def load_checkpoint(self, path: str | os.PathLike) -> None:
+        """Load a checkpoint written by :meth:`save_checkpoint` (``weights_only=True``)."""
+        state = torch.load(Path(path), map_location="cpu", weights_only=True)
+        self.load_state_dict(state)
+
+
+def train(
+    model: nn.Module,
+    data: tuple[Tensor, Tensor],
+    config: TrainConfig,
+    **kwargs: Any,
+) -> TrainResult:
+    """Train ``model`` on ``data`` with ``config``; keyword arguments as for :class:`Trainer`."""
+    return Trainer(model, data, config, **kwargs).run()
