@@ -309,13 +309,17 @@ def log_last_iterate_delta_schedule(
     eps = _check_eps(epsilon)
     la, lb, m = _schedule_logs(eps, batch_sizes, etas, sigmas, lipschitz, radius, convex)
     n = _n_of(m, n)
-    # suffix sums Σ_{j>t} log θ(b_j)
-    suffix = np.cumsum(lb[:, ::-1], axis=1)[:, ::-1]
-    after = np.concatenate([suffix[:, 1:], np.zeros((lb.shape[0], 1))], axis=1)
+    after = _log_products_after(lb)
     with np.errstate(invalid="ignore"):
         terms = np.log(m / n)[None, :] + la + after
     out = logsumexp(terms, axis=1).reshape(eps.shape)
     return float(out) if out.ndim == 0 else out
+
+
+def _log_products_after(log_theta_b: np.ndarray) -> np.ndarray:
+    """Σ_{j>t} log θ(b_j) for every t (row-wise suffix sums excluding t itself; 0 for the last round)."""
+    suffix = np.cumsum(log_theta_b[:, ::-1], axis=1)[:, ::-1]
+    return np.concatenate([suffix[:, 1:], np.zeros((log_theta_b.shape[0], 1))], axis=1)
 
 
 def last_iterate_delta_schedule(
@@ -394,8 +398,7 @@ def corollary1_delta(
             else 2 * radius * np.sqrt(lam * m * j) / sigma
         )
         lb = _log_theta_core(e, b[None, :])
-        suffix = np.cumsum(lb[:, ::-1], axis=1)[:, ::-1]
-        after = np.concatenate([suffix[:, 1:], np.zeros((lb.shape[0], 1))], axis=1)
+        after = _log_products_after(lb)
         out = logsumexp(math.log(m / n) + _log_theta_core(e, np.float64(a)) + after, axis=1).reshape(eps.shape)
     out = np.exp(out)
     return float(out) if out.ndim == 0 else out
