@@ -17,10 +17,12 @@ parameterised (unexecuted) copies of every notebook under DIR for nbval.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -100,6 +102,22 @@ def _describe_failure(exc: BaseException) -> str:
     return f"{where}: {ename}: {first_line}"
 
 
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Send this process's (and the kernel's) OS-level stderr to ``path`` while executing,
+    so the progress lines stay one per notebook; the log sits next to the executed copy."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "w") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
 def run_notebooks(
     paths: list[Path],
     *,
@@ -124,14 +142,15 @@ def run_notebooks(
         output.parent.mkdir(parents=True, exist_ok=True)
         start = time.perf_counter()
         try:
-            papermill.execute_notebook(
-                str(path),
-                str(output),
-                parameters=notebook_parameters(key, profile, out_figures, table),
-                kernel_name=KERNEL,
-                cwd=str(path.parent),
-                progress_bar=False,
-            )
+            with _stderr_to(output.with_suffix(".stderr.log")):
+                papermill.execute_notebook(
+                    str(path),
+                    str(output),
+                    parameters=notebook_parameters(key, profile, out_figures, table),
+                    kernel_name=KERNEL,
+                    cwd=str(path.parent),
+                    progress_bar=False,
+                )
             result = Result(key, True, time.perf_counter() - start)
         except Exception as exc:  # a failing notebook must not stop the others
             result = Result(key, False, time.perf_counter() - start, _describe_failure(exc))
