@@ -48,11 +48,15 @@ MIXED_GROUP = 64
 NOTES = """Notes (written with the table; see dpcore/training/persample.py for the engines).
 
 * `individual` uses the per-layer engine: one forward, one backward to the layer outputs only, then per layer
-  either the per-sample gradients (for convolutions one grouped weight-gradient convolution with the samples
-  as groups, for the first layer a grouped forward convolution, for Linear layers a batched matmul) or only
-  their norms by the ghost-norm identity (small maps with many channels, Linear layers), and a fused clip +
-  sum.  The per-sample weight gradients still cost about 1.5-2.5 times the single weight-gradient
-  convolution of the whole batch, which is what separates `individual` from `nonprivate` here.
+  (chosen by a multiply-add cost model) either the per-sample gradients (for convolutions one grouped
+  weight-gradient convolution with the samples as groups, for the first layer a grouped forward convolution,
+  for Linear layers a batched matmul) or only their norms by the ghost-norm identity followed by one
+  re-weighted weight-gradient convolution of the whole batch (clip factors applied to the output gradients).
+  For convolutions the ghost norm sums shifted blocks of the per-sample Gram matrix of the input pixels
+  (L^2 cin multiply-adds) instead of unfolding the input (T^2 cin k^2); on the CNN this takes the 7x7 and 3x3
+  layers, while the 14x14 layer still materialises per-sample gradients (about 1.3-1.5 times the cost of
+  its single weight-gradient convolution), which with the Gram products is what separates `individual`
+  from `nonprivate` here.
 * `individual_vmap` is the generic torch.func engine (vmap(grad)) on the same step, for reference.
 * `batch` needs no per-sample gradients (one backward of the summed loss, one clip, one noise draw).
 * `mixed` (s = 64) runs one ordinary backward per group of 64.

@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import fnmatch
 import os
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -172,12 +173,13 @@ def write_claims_summary(out_figures: Path) -> list[dict]:
 
 
 def prepare_nbval(out_dir: Path, profile: str = "quick", root: Path | None = None) -> list[Path]:
-    """Write parameterised, unexecuted copies of every notebook for nbval."""
+    """Write parameterised, unexecuted copies of every notebook for nbval (``out_dir`` is replaced)."""
     import nbformat
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     table = load_profile(profile, root)
+    shutil.rmtree(out_dir, ignore_errors=True)  # no stale copies of renamed or deleted notebooks
     written = []
     for path in discover("*", root):
         key = notebook_key(path, root)

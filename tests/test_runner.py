@@ -61,7 +61,11 @@ def test_run_reports_failure_and_continues(project, tmp_path):
 
 
 def test_prepare_nbval_injects_quick_parameters(project, tmp_path):
+    stale = tmp_path / "nbval" / "old" / "renamed.ipynb"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
     written = runner.prepare_nbval(tmp_path / "nbval", root=project)
+    assert not stale.exists()
     nb = nbformat.read(written[0], as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     assert injected and "value = 2" in injected[0].source and "figures_dir" in injected[0].source

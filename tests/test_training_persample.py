@@ -88,6 +88,62 @@ def test_clipped_sum_equals_explicit_loop(engine, s):
         torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("route", ["materialise", "unfold", "shift"])
+@pytest.mark.parametrize("linf_p", [None, 5000])
+def test_layer_engine_conv_routes_equal_explicit_loop(monkeypatch, route, linf_p):
+    """Every conv layer of the model (stride 2, dilation 2, a 3×2 kernel, padding 0/1/2) forced onto one route of
+    the layer engine: materialised per-sample gradients, or the ghost norm from the unfolded-input Gram matrix
+    or from the pixel Gram matrix (shifted sums), each followed by the re-weighted weight-gradient convolution."""
+    import dpcore.training.persample as persample
+
+    monkeypatch.setattr(persample, "_FORCE_CONV_ROUTE", route)
+    monkeypatch.setattr(persample, "SMALL_CONV_FAN_IN", 0)  # the first layers too
+    routes = []
+    original = persample._conv_input_gram_shift if route == "shift" else persample._conv_input_gram_unfold
+
+    def spy(module, a, g):
+        routes.append(module)
+        return original(module, a, g)
+
+    monkeypatch.setattr(persample, "_conv_input_gram_shift" if route == "shift" else "_conv_input_gram_unfold", spy)
+    model = _model(5)
+    x, y = _data(9, seed=5)
+    clip = 0.05
+    ref, ref_norms = _reference(model, x, y, 1, clip, linf_p=linf_p)
+    res = clipped_group_sum(model, _ce, x, y, group_size=1, clip_norm=clip, linf_p=linf_p, engine="layer")
+    n_convs = sum(isinstance(m, nn.Conv2d) for m in model.modules())
+    # ghost routes give no per-sample gradients to truncate: l2 + l∞ clipping always materialises
+    assert len(routes) == (0 if route == "materialise" or linf_p is not None else n_convs)
+    torch.testing.assert_close(res.norms, ref_norms, rtol=1e-10, atol=1e-12)
+    for a, b in zip(res.clipped_sum, ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("cin", "cout", "k", "stride", "padding", "dilation", "size"),
+    [
+        (3, 5, (3, 3), 1, 1, 1, (9, 9)),
+        (3, 5, (3, 2), (2, 1), (1, 0), (1, 2), (10, 7)),
+        (4, 6, (3, 3), 2, (2, 1), (2, 1), (11, 8)),
+        (2, 3, (3, 3), (3, 2), (3, 2), (1, 3), (5, 6)),
+        (2, 3, (5, 3), 1, 0, 1, (6, 6)),
+    ],
+)
+def test_conv_ghost_norms_equal_per_sample_gradient_norms(cin, cout, k, stride, padding, dilation, size):
+    """Both Gram-matrix forms of ‖∇_W f_i‖² against autograd, one sample at a time."""
+    from dpcore.training.persample import _conv_input_gram_shift, _conv_input_gram_unfold
+
+    torch.manual_seed(0)
+    conv = nn.Conv2d(cin, cout, k, stride=stride, padding=padding, dilation=dilation, bias=False).double()
+    a = torch.randn(4, cin, *size, dtype=torch.float64)
+    g = torch.randn_like(conv(a))
+    ref = torch.stack(
+        [torch.autograd.grad(conv(a[i : i + 1]), conv.weight, g[i : i + 1])[0].pow(2).sum() for i in range(4)]
+    )
+    torch.testing.assert_close(_conv_input_gram_shift(conv, a, g), ref, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(_conv_input_gram_unfold(conv, a, g), ref, rtol=1e-10, atol=1e-12)
+
+
 def test_batch_clipping_is_the_clipped_mean_gradient():
     model = _model(1)
     x, y = _data(12, seed=1)

@@ -19,8 +19,10 @@ explicit loop over groups):
   samples as groups -- the formulation of torch.func's batching rule, without vmap's overhead -- and
   for Linear layers one batched matmul) or only their norms by the ghost-norm identity
   ‖Σ_t g_t a_tᵀ‖² = Σ_{t,t'} (a_t·a_t')(g_t·g_t') (Goodfellow 2015; Li et al. 2022) followed by one
-  re-weighted weight-gradient product, whichever a cost model says is cheaper for that layer (ghost
-  for small feature maps with many channels).
+  re-weighted weight-gradient product (the clip factors applied to the output gradients), whichever a
+  cost model says is cheaper for that layer (ghost for small feature maps with many channels).  For
+  convolutions the patch Gram matrix (a_t·a_t') is either taken from the unfolded input or, cheaper, summed
+  from shifted blocks of the Gram matrix of the input pixels (no unfolding; see ``_conv_input_gram_shift``).
 * ``"loop"``  -- one ordinary backward per group (used when a group does not fit in the physical
   micro-batch, and for groups of at least :data:`LOOP_MIN_GROUP` samples).
 * ``"batch"`` -- a single group (batch clipping): one backward of the summed loss per micro-batch,
@@ -71,6 +73,8 @@ SMALL_CONV_FAN_IN = 27
 LOOP_MIN_GROUP = 16
 #: largest Gram-matrix block (floats) the ghost norm may allocate per micro-batch
 GHOST_MAX_FLOATS = 2**25
+#: tests only: force every eligible conv layer onto one route ("materialise", "unfold" or "shift")
+_FORCE_CONV_ROUTE: str | None = None
 
 
 @dataclass
@@ -231,9 +235,87 @@ def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force:
     return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
 
 
+def _conv_route(cin: int, cout: int, k: int, length: int, pixels: int) -> str:
+    """Cheapest way (CPU cost model, multiply-adds) to get a conv layer's per-sample norms and clipped sum,
+    for ``k`` kernel positions, ``length`` = T output positions and ``pixels`` = L input pixels per sample.
+
+    ``"materialise"``: per-sample weight gradients (cout·cin·k·T each) plus a few memory passes over them;
+    ``"unfold"``: ghost norm with the Gram matrix of the unfolded input (T²·(cin·k + cout));
+    ``"shift"``: ghost norm with the Gram matrix of the input pixels (L²·cin, see :func:`_conv_input_gram_shift`);
+    both ghost routes add one re-weighted weight-gradient convolution of the whole batch.  On the paper-003 CNN
+    (MNIST, 28×28 input) the 14×14 layer materialises, the 7×7 and 3×3 layers take the pixel Gram route:
+
+    >>> _conv_route(32, 64, 9, 196, 196), _conv_route(64, 64, 9, 49, 49), _conv_route(64, 128, 9, 9, 9)
+    ('materialise', 'shift', 'shift')
+    """
+    ck = cin * k
+    cost_mat = cout * ck * length + 3 * MEMORY_PASS_COST * cout * ck
+    reweighted = 0.5 * cout * ck * length + MEMORY_PASS_COST * cout * length
+    gram_g = length * length * cout
+    # the Gram products are small batched matmuls: weighted twice (measured on a 2-core CPU)
+    cost_unfold = 2 * (gram_g + length * length * ck) + MEMORY_PASS_COST * (length * length + ck * length) + reweighted
+    cost_shift = 2 * (gram_g + pixels * pixels * cin) + MEMORY_PASS_COST * (k * length * length + pixels * pixels)
+    cost_shift += reweighted
+    costs = {"materialise": cost_mat, "unfold": cost_unfold, "shift": cost_shift}
+    return min(costs, key=costs.__getitem__)
+
+
+def _conv_input_gram_unfold(module: nn.Conv2d, a: Tensor, g: Tensor) -> Tensor:
+    """‖∇_W f_i‖² = Σ_{p,p'} (a_p·a_p')(g_p·g_p') with a_p the unfolded input patch at output position p."""
+    n = a.shape[0]
+    cols = nn.functional.unfold(
+        a, module.kernel_size, dilation=module.dilation, padding=module.padding, stride=module.stride
+    )
+    g_flat = g.reshape(n, g.shape[1], -1)
+    gram_g = torch.bmm(g_flat.transpose(1, 2), g_flat)
+    gram_a = torch.bmm(cols.transpose(1, 2), cols)
+    return (gram_g * gram_a).sum((1, 2))
+
+
+def _valid_offsets(size_in: int, size_out: int, pad: int, stride: int, dilation: int, k: int) -> tuple[int, int, int]:
+    """Output indices p whose input index stride·p + dilation·k - pad lies inside the (unpadded) input:
+    (first p, how many, input index of the first)."""
+    off = dilation * k - pad
+    first = max(0, (-off + stride - 1) // stride)
+    last = min(size_out - 1, (size_in - 1 - off) // stride)
+    return first, last - first + 1, stride * first + off
+
+
+def _conv_input_gram_shift(module: nn.Conv2d, a: Tensor, g: Tensor) -> Tensor:
+    """The same ghost norm without unfolding.  The unfolded patches satisfy a_p·a_p' = Σ_k x[σp + δk]·x[σp' + δk]
+    (x the input pixels as cin-vectors, zero outside the image; σ the stride, δ the dilation, k the kernel
+    offsets), so with the pixel Gram matrix X = xᵀx of the unpadded input (L × L, L = H·W)
+
+        ‖∇_W f_i‖² = Σ_{p,p'} (g_p·g_p') · Σ_k X[σp + δk, σp' + δk],
+
+    L²·cin multiply-adds for X instead of T²·cin·k_h·k_w for the Gram matrix of the unfolded input; the sum
+    over k is k_h·k_w slice additions (samples on the last, contiguous axis)."""
+    n, cin, h, w = a.shape
+    cout, ho, wo = g.shape[1:]
+    x_flat = a.reshape(n, cin, h * w)
+    gram_x = torch.bmm(x_flat.transpose(1, 2), x_flat).reshape(n, h, w, h, w).permute(1, 2, 3, 4, 0).contiguous()
+    g_flat = g.reshape(n, cout, ho * wo)
+    gram_g = torch.bmm(g_flat.transpose(1, 2), g_flat).reshape(n, -1)
+    (sh, sw), (dh, dw), (ph, pw) = module.stride, module.dilation, module.padding
+    acc = torch.zeros(ho, wo, ho, wo, n, dtype=g.dtype, device=g.device)
+    for i in range(module.kernel_size[0]):
+        r0, nr, ri = _valid_offsets(h, ho, ph, sh, dh, i)
+        if nr <= 0:
+            continue
+        rows_out, rows_in = slice(r0, r0 + nr), slice(ri, ri + sh * (nr - 1) + 1, sh)
+        for j in range(module.kernel_size[1]):
+            c0, nc, ci = _valid_offsets(w, wo, pw, sw, dw, j)
+            if nc <= 0:
+                continue
+            cols_out, cols_in = slice(c0, c0 + nc), slice(ci, ci + sw * (nc - 1) + 1, sw)
+            acc[rows_out, cols_out, rows_out, cols_out] += gram_x[rows_in, cols_in, rows_in, cols_in]
+    return (gram_g * acc.reshape(-1, n).t()).sum(1)
+
+
 def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
     """Conv2d group gradients: materialised per-sample gradients (a grouped convolution) or the ghost norm
-    plus one re-weighted weight-gradient convolution, whichever the cost model says is cheaper."""
+    (unfolded-input or pixel Gram matrix) plus one re-weighted weight-gradient convolution, whichever
+    :func:`_conv_route` says is cheaper.  Ghost routes need s = 1 and no l∞ truncation (``force``)."""
     n = a.shape[0]
     cout = g.shape[1]
     bias = _bias_terms(module, g, m)
@@ -254,18 +336,18 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
         sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
         return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
     cin = a.shape[1]
-    ck = cin * kh * kw
     length = g.shape[2] * g.shape[3]  # output positions T
-    cost_mat = cout * ck * length + 3 * MEMORY_PASS_COST * cout * ck
-    # the Gram products are small batched matmuls: weighted twice (measured on a 2-core CPU)
-    cost_ghost = 2 * length * length * (ck + cout) + 0.5 * cout * ck * length + MEMORY_PASS_COST * length * length
-    ghost = not force and s == 1 and cost_ghost < cost_mat and n * length * length <= GHOST_MAX_FLOATS
-    if ghost:  # small feature maps: unfold is cheap there
-        cols = nn.functional.unfold(a, (kh, kw), dilation=module.dilation, padding=module.padding, stride=module.stride)
-        g_flat = g.reshape(n, cout, length)
-        gram_g = torch.bmm(g_flat.transpose(1, 2), g_flat)
-        gram_a = torch.bmm(cols.transpose(1, 2), cols)
-        sq = sq + (gram_g * gram_a).sum((1, 2))
+    pixels = a.shape[2] * a.shape[3]  # input pixels L
+    route = _conv_route(cin, cout, kh * kw, length, pixels) if _FORCE_CONV_ROUTE is None else _FORCE_CONV_ROUTE
+    if force or s != 1:
+        route = "materialise"
+    if route == "shift" and n * pixels * pixels > GHOST_MAX_FLOATS:
+        route = "unfold"
+    if route == "unfold" and n * length * length > GHOST_MAX_FLOATS:
+        route = "materialise"
+    if route != "materialise":  # ghost norm: norms only, then one re-weighted weight-gradient convolution
+        gram = _conv_input_gram_shift if route == "shift" else _conv_input_gram_unfold
+        sq = sq + gram(module, a, g)
 
         def weight_sum(c: Tensor) -> Tensor:
             return torch.nn.grad.conv2d_weight(
