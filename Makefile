@@ -25,7 +25,7 @@ figures: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m dpcore.runner --prepare-nbval build/nbval
-	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider
+	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900
 
 lint: $(STAMP)
 	$(PY) -m ruff check dpcore tests benchmarks
