@@ -93,8 +93,10 @@ class Report:
         written = {}
         for ext in ("png", "pdf"):
             target = self.out_dir / f"{name}.{ext}"
+            # no creation date in the PDF: re-running an unchanged notebook gives identical bytes
+            metadata = {"CreationDate": None} if ext == "pdf" else None
             with atomic_path(target) as tmp:
-                fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+                fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=metadata)
             written[ext] = target
         if data is not None:
             written["csv"] = self.table(data, name)
