@@ -40,14 +40,8 @@ class LRSchedule(Protocol):
     def describe(self) -> dict: ...
 
 
-class ConstantLR:
-    """η_i = η."""
-
-    def __init__(self, lr: float) -> None:
-        self.base = check_positive("lr", lr)
-
-    def lr(self, step: int, samples: float) -> float:
-        return self.base
+class _Stateless:
+    """Default hooks of a schedule that neither reacts to metrics nor keeps state."""
 
     def on_epoch_end(self, epoch: int, metrics: dict[str, float]) -> None:
         return None
@@ -58,11 +52,21 @@ class ConstantLR:
     def load_state_dict(self, state: dict) -> None:
         return None
 
+
+class ConstantLR(_Stateless):
+    """η_i = η."""
+
+    def __init__(self, lr: float) -> None:
+        self.base = check_positive("lr", lr)
+
+    def lr(self, step: int, samples: float) -> float:
+        return self.base
+
     def describe(self) -> dict:
         return {"kind": "constant", "lr": self.base}
 
 
-class InverseTimeDecay:
+class InverseTimeDecay(_Stateless):
     """η̄_i = η_0 / (1 + β t^p), t = gradient computations before round i (paper 000, footnote ‡).
 
     ``unit="steps"`` uses the round index instead of t.
@@ -79,15 +83,6 @@ class InverseTimeDecay:
     def lr(self, step: int, samples: float) -> float:
         t = samples if self.unit == "samples" else float(step)
         return self.lr0 / (1.0 + self.beta * t**self.power)
-
-    def on_epoch_end(self, epoch: int, metrics: dict[str, float]) -> None:
-        return None
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        return None
 
     def describe(self) -> dict:
         return {"kind": "inverse_time", "lr0": self.lr0, "beta": self.beta, "power": self.power, "unit": self.unit}
@@ -132,7 +127,7 @@ class DecayOnMetricDrop:
         return {"kind": "decay_on_metric_drop", "lr0": self.lr0, "factor": self.factor, "metric": self.metric}
 
 
-class MultiStepLR:
+class MultiStepLR(_Stateless):
     """η = lr0 · γ^(number of milestones ≤ step)."""
 
     def __init__(self, lr0: float, milestones: Sequence[int], gamma: float = 0.1) -> None:
@@ -142,15 +137,6 @@ class MultiStepLR:
 
     def lr(self, step: int, samples: float) -> float:
         return self.lr0 * self.gamma ** sum(step >= m for m in self.milestones)
-
-    def on_epoch_end(self, epoch: int, metrics: dict[str, float]) -> None:
-        return None
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state: dict) -> None:
-        return None
 
     def describe(self) -> dict:
         return {"kind": "multistep", "lr0": self.lr0, "milestones": self.milestones, "gamma": self.gamma}
