@@ -123,6 +123,15 @@ def _pad_tests(arrays: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return padded[:, 0], sizes[:, 0]
 
 
+def _stack_trials(trains_x: list, trains_y: list, tests_x: list, tests_y: list) -> tuple[np.ndarray, ...]:
+    """Padded (train_x, train_y, sizes, test_x, test_y, test_sizes) of per-trial, per-silo lists."""
+    train_x, sizes = _pad(trains_x)
+    train_y, _ = _pad(trains_y)
+    test_x, test_sizes = _pad_tests(tests_x)
+    test_y, _ = _pad_tests(tests_y)
+    return train_x, train_y, sizes, test_x, test_y, test_sizes
+
+
 def _split(count: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """A random train/test split of range(count) with ⌈test_fraction·count⌉ test items (scikit-learn's rule)."""
     n_test = math.ceil(test_fraction * count)
@@ -205,10 +214,7 @@ def mnist_odd_even(
         trains_y.append(row_y)
         tests_x.append(np.concatenate(te_x))
         tests_y.append(np.concatenate(te_y))
-    train_x, sizes = _pad(trains_x)
-    train_y, _ = _pad(trains_y)
-    test_x, test_sizes = _pad_tests(tests_x)
-    test_y, _ = _pad_tests(tests_y)
+    train_x, train_y, sizes, test_x, test_y, test_sizes = _stack_trials(trains_x, trains_y, tests_x, tests_y)
     return FederatedTrials(
         "mnist-odd-even", "logistic", "error", 1, train_x, train_y, sizes, test_x, test_y, test_sizes,
         lipschitz=lipschitz,
@@ -293,10 +299,7 @@ def insurance_by_charges(
         trains_y.append(row_y)
         tests_x.append(np.concatenate(te_x))
         tests_y.append(np.concatenate(te_y))
-    train_x, sizes = _pad(trains_x)
-    train_y, _ = _pad(trains_y)
-    test_x, test_sizes = _pad_tests(tests_x)
-    test_y, _ = _pad_tests(tests_y)
+    train_x, train_y, sizes, test_x, test_y, test_sizes = _stack_trials(trains_x, trains_y, tests_x, tests_y)
     return FederatedTrials(
         f"insurance-N{num_silos}", "squared", "relative_rmse", 1, train_x, train_y, sizes, test_x, test_y,
         test_sizes, lipschitz=None, info={"num_silos": num_silos, "silo_sizes": [len(g) for g in groups]},
@@ -340,10 +343,7 @@ def obesity_by_class(frame, *, trials: int, test_fraction: float = 0.2, seed: in
         maxnorm = max(maxnorm, max(float(np.linalg.norm(xtr[ix], axis=1).max()) for ix in keep))
         tests_x.append(xte)
         tests_y.append(y_all[te])
-    train_x, sizes = _pad(trains_x)
-    train_y, _ = _pad(trains_y)
-    test_x, test_sizes = _pad_tests(tests_x)
-    test_y, _ = _pad_tests(tests_y)
+    train_x, train_y, sizes, test_x, test_y, test_sizes = _stack_trials(trains_x, trains_y, tests_x, tests_y)
     return FederatedTrials(
         "obesity", "softmax", "error", len(classes), train_x, train_y, sizes, test_x, test_y, test_sizes,
         lipschitz=2.0 * maxnorm, info={"max_feature_norm": maxnorm},
