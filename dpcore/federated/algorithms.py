@@ -31,6 +31,7 @@ stepsize multiplied by M).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -159,6 +160,26 @@ def _initial(pool: SiloPool, streams: int, configs: int, init) -> torch.Tensor:
     return w0.expand(shape).clone()
 
 
+class _Run(NamedTuple):
+    silos_per_round: int
+    stepsize: torch.Tensor
+    streams: torch.Tensor
+    noise_std: torch.Tensor
+    clip: torch.Tensor | None
+    server: torch.Generator
+
+
+def _prepare(pool: SiloPool, silos_per_round: int, stepsize, trial_of_stream, noise_std, clip, seed: int) -> _Run:
+    """Validate the arguments every algorithm shares, reset the silos' randomness and seed the server."""
+    m = _check_participation(pool, silos_per_round)
+    eta = _stepsize(stepsize)
+    t = _streams(pool, trial_of_stream)
+    sigma = _noise(pool, noise_std, eta.numel())
+    clip_t = _clip(clip, eta.numel(), pool.dtype)
+    pool.reset_randomness(seed)
+    return _Run(m, eta, t, sigma, clip_t, torch.Generator().manual_seed(int(seed) + 1))
+
+
 # --------------------------------------------------------------------------- algorithms
 
 
@@ -185,16 +206,9 @@ def mb_sgd(
     ``"uniform"`` (mean of w_0..w_{R−1}, Algorithm 2 with γ_r = 1/R).  Unconstrained (W = ℝ^d).
     """
     rounds = check_positive_int("rounds", rounds)
-    m = _check_participation(pool, silos_per_round)
-    eta = _stepsize(stepsize)
-    configs = eta.numel()
-    t = _streams(pool, trial_of_stream)
     k = _per_silo(pool, batch_size, "batch_size", cap_by_size=True)
-    sigma = _noise(pool, noise_std, configs)
-    clip_t = _clip(clip, configs, pool.dtype)
-    pool.reset_randomness(seed)
-    server = torch.Generator().manual_seed(int(seed) + 1)
-    w = _initial(pool, t.numel(), configs, init)
+    m, eta, t, sigma, clip_t, server = _prepare(pool, silos_per_round, stepsize, trial_of_stream, noise_std, clip, seed)
+    w = _initial(pool, t.numel(), eta.numel(), init)
     avg = _Averager(output, window, rounds, w)
     step = eta.to(pool.dtype)[None, :, None, None]
     for r in range(rounds):
@@ -240,16 +254,9 @@ def local_sgd(
     with the configuration's stepsize and sends its last local iterate.  Returns [S, C, k, d].
     """
     rounds = check_positive_int("rounds", rounds)
-    m = _check_participation(pool, silos_per_round)
-    eta = _stepsize(stepsize)
-    configs = eta.numel()
-    t = _streams(pool, trial_of_stream)
     steps = _per_silo(pool, local_steps, "local_steps", cap_by_size=False)
-    sigma = _noise(pool, noise_std, configs)
-    clip_t = _clip(clip, configs, pool.dtype)
-    pool.reset_randomness(seed)
-    server = torch.Generator().manual_seed(int(seed) + 1)
-    w = _initial(pool, t.numel(), configs, init)
+    m, eta, t, sigma, clip_t, server = _prepare(pool, silos_per_round, stepsize, trial_of_stream, noise_std, clip, seed)
+    w = _initial(pool, t.numel(), eta.numel(), init)
     avg = _Averager(output, window, rounds, w)
     for r in range(rounds):
         chosen = participants(server, t.numel(), pool.num_silos, m)
@@ -288,20 +295,15 @@ def accelerated_mb_sgd(
     batches (each record used at most once: :meth:`SiloPool.one_pass_messages`).
     ``rounds`` defaults to ⌊min_i n_i / K_i⌋ (one pass).  Returns w^ag_R, [S, C, k, d].
     """
-    m = _check_participation(pool, silos_per_round)
-    eta0 = _stepsize(stepsize)
-    configs = eta0.numel()
-    t = _streams(pool, trial_of_stream)
     k = _per_silo(pool, batch_size, "batch_size", cap_by_size=True)
     most = int((torch.as_tensor(pool.sizes) // k).min())
     rounds = most if rounds is None else check_positive_int("rounds", rounds)
     if rounds > most:
         raise ValueError(f"rounds must be in [1, {most}] for one pass over the data (n_i // K_i), got {rounds}")
     mu = check_nonnegative("mu", mu)
-    sigma = _noise(pool, noise_std, configs)
-    clip_t = _clip(clip, configs, pool.dtype)
-    pool.reset_randomness(seed)
-    server = torch.Generator().manual_seed(int(seed) + 1)
+    run = _prepare(pool, silos_per_round, stepsize, trial_of_stream, noise_std, clip, seed)
+    m, eta0, t, sigma, clip_t, server = run
+    configs = eta0.numel()
     s = t.numel()
     ranks = pool.one_pass_orders(t)
     usage = torch.zeros((s, pool.num_silos), dtype=torch.long)
