@@ -372,21 +372,21 @@ def epsilon(
     ``conversion="mironov"`` is the paper's Theorem 2.2 (and the authors' accountant);
     ``"balle"`` is the tighter conversion of Balle et al. 2020.
     """
-    delta = check_open_unit("delta", delta)
-    check_choice("conversion", conversion, CONVERSIONS)
-    a, values = rdp(
+    curve = epsilon_curve(
+        [steps],
         n=n,
         batch_size=batch_size,
-        steps=steps,
         noise_multiplier=noise_multiplier,
         clip=clip,
         tau=tau,
+        delta=delta,
         linf_blocks=linf_blocks,
+        conversion=conversion,
         orders=orders,
         bound=bound,
         form=form,
     )
-    return rdp_to_epsilon(a, values, delta, conversion=conversion)
+    return float(curve[0])
 
 
 def epsilon_curve(
