@@ -1,63 +1,87 @@
 """What a notebook writes: figures (PNG + PDF + CSV), tables and its claims.
 
-Every file is written atomically (temporary file in the same folder, then
-``os.replace``), so an interrupted or failed run never leaves a half-written
-figure.  Every figure carries a footer with the profile it was produced under,
-and a ``REDUCED SCALE`` label when the profile shrank the experiment.
+Every file is written atomically (temporary file in the same folder, then ``os.replace``) with
+the ordinary file mode (0644 under umask 022), so an interrupted or failed run never leaves a
+half-written figure.  Every figure carries a footer with the profile it was produced under,
+an optional provenance text, and a ``REDUCED SCALE`` label when the profile shrank the
+experiment.  The footer sits below everything else on the figure (axis labels, legends) and is
+also stored in the PNG's metadata (text chunk ``dpcore-footer``) and the PDF's ``Subject``.
 
 A notebook typically does::
 
-    report = Report("00_accounting", "dpsgd_accountants", profile=profile, figures_dir=figures_dir)
-    report.figure(fig, "epsilon_vs_epochs", data=frame)
-    report.record("ref", "Abadi et al. 2016", "epsilon", 1.26, ours, atol=0.005)
+    from dpcore.papers.p004_contraction.claims import CLAIMS
+    report = Report("004_contraction", "contraction_fig2", profile=profile, figures_dir=figures_dir)
+    report.figure(fig, "fig2_delta_vs_epsilon", data=frame)
+    report.check(CLAIMS["fig2.delta_eps1.q0.1"], ours)
     report.save_claims()
+
+Without ``figures_dir`` the profile's folder is used: ``figures/`` for ``quick`` and
+``figures/paper/`` for ``paper`` (see :func:`dpcore.paths.profile_figures_dir`).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpcore.claims import Claim, ClaimsLog
-from dpcore.paths import figures_dir as default_figures_dir
+from dpcore.claims import Claim, ClaimsLog, ClaimSpec
+from dpcore.paths import PROFILES, atomic_path, profile_figures_dir
 from dpcore.validation import check_choice
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
-__all__ = ["Report", "atomic_path", "PROFILES"]
+__all__ = ["Report", "atomic_path", "PROFILES", "FOOTER_KEY", "FOOTER_GID", "add_footer"]
 
-PROFILES = ("quick", "paper")
+FOOTER_KEY = "dpcore-footer"  # PNG text chunk holding the footer
+FOOTER_GID = "dpcore-footer"  # gid of the footer Text artist
+_FOOTER_GAP_PT = 4.0  # gap between the lowest artist and the footer, in points
+_FOOTER_PASSES = 5  # at most this many layout passes while placing the footer
 
 
-class atomic_path:
-    """Context manager yielding a temporary path that replaces ``path`` on success."""
+def add_footer(fig: Figure, label: str) -> Any:
+    """Put ``label`` below everything drawn on ``fig`` (right-aligned); return the Text artist.
 
-    def __init__(self, path: str | os.PathLike) -> None:
-        self.path = Path(path)
+    The figure is laid out first (a draw), then the footer is placed under the lowest artist's
+    bounding box, so it never overlaps axis labels, tick labels or legends; ``savefig`` with
+    ``bbox_inches="tight"`` grows the saved image to include it.  An earlier footer is replaced.
+    """
+    for text in list(fig.texts):
+        if text.get_gid() == FOOTER_GID:
+            text.remove()
+    footer = fig.text(1.0, 0.0, label, ha="right", va="top", fontsize=7, color="0.35", gid=FOOTER_GID)
+    width, height = fig.get_size_inches()
+    previous = None
+    # A draw runs the layout engine (tight/constrained layouts may need a few passes to settle);
+    # place the footer under the lowest artist until its position no longer moves.
+    for _ in range(_FOOTER_PASSES):
+        fig.canvas.draw()
+        bbox = _bbox_without(fig, footer)  # inches
+        position = (bbox.x1 / width, (bbox.y0 - _FOOTER_GAP_PT / 72.0) / height)
+        footer.set_position(position)
+        if previous is not None and abs(position[1] - previous[1]) * height * 72.0 < 0.5:
+            break
+        previous = position
+    return footer
 
-    def __enter__(self) -> Path:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.stem}.", suffix=self.path.suffix)
-        os.close(fd)
-        self.tmp = Path(tmp)
-        return self.tmp
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
+def _bbox_without(fig: Figure, artist: Any) -> Any:
+    """The figure's tight bounding box (inches) ignoring ``artist``."""
+    artist.set_visible(False)
+    try:
+        return fig.get_tightbbox(fig.canvas.get_renderer())
+    finally:
+        artist.set_visible(True)
 
 
 class Report:
     """Output folder of one notebook: ``<figures_dir>/<folder>/``.
 
-    ``reduced`` marks a run at reduced scale (set it from the profile's
-    parameters); ``reduced_note`` says how (e.g. "MNIST test set, 2 epochs").
+    ``reduced`` marks a run at reduced scale (set it from the profile's parameters);
+    ``reduced_note`` says how (e.g. "MNIST test set, 2 epochs"); ``provenance`` is a short text
+    shown in every footer (e.g. the data set or the commit).
     """
 
     def __init__(
@@ -69,34 +93,55 @@ class Report:
         figures_dir: str | os.PathLike | None = None,
         reduced: bool = False,
         reduced_note: str = "",
+        provenance: str = "",
     ) -> None:
-        if not folder or not notebook:
-            raise ValueError("folder and notebook must be non-empty names")
+        if not isinstance(folder, str) or not folder or not isinstance(notebook, str) or not notebook:
+            raise ValueError(f"folder and notebook must be non-empty names, got {folder!r}, {notebook!r}")
+        if not isinstance(provenance, str) or not isinstance(reduced_note, str):
+            raise ValueError("provenance and reduced_note must be strings")
         self.profile = check_choice("profile", profile, PROFILES)
-        root = Path(figures_dir) if figures_dir else default_figures_dir()
+        root = Path(figures_dir) if figures_dir else profile_figures_dir(self.profile)
         self.out_dir = root / folder
         self.notebook = notebook
         self.reduced = bool(reduced)
         self.reduced_note = reduced_note
+        self.provenance = provenance
         self.claims = ClaimsLog()
+        from dpcore.plots import use_style
+
+        use_style()
 
     @property
     def label(self) -> str:
+        """The footer text: ``dpcore · profile=… [· provenance] [· REDUCED SCALE: …]``."""
         text = f"dpcore · profile={self.profile}"
+        if self.provenance:
+            text += f" · {self.provenance}"
         if self.reduced:
             text += " · REDUCED SCALE" + (f": {self.reduced_note}" if self.reduced_note else "")
         return text
 
     def figure(self, fig: Figure, name: str, *, data: pd.DataFrame | None = None) -> dict[str, Path]:
-        """Stamp ``fig`` with the profile label and write PNG, PDF (and CSV of ``data``)."""
-        fig.text(0.995, 0.005, self.label, ha="right", va="bottom", fontsize=7, color="0.35")
+        """Stamp ``fig`` with the footer and write ``<name>.png``, ``<name>.pdf`` (and ``<name>.csv`` of ``data``)."""
+        if not isinstance(name, str) or not name or "/" in name:
+            raise ValueError(f"name must be a non-empty file stem without '/', got {name!r}")
+        label = self.label
+        footer = add_footer(fig, label)
         written = {}
         for ext in ("png", "pdf"):
             target = self.out_dir / f"{name}.{ext}"
             # no creation date in the PDF: re-running an unchanged notebook gives identical bytes
-            metadata = {"CreationDate": None} if ext == "pdf" else None
+            metadata = {FOOTER_KEY: label} if ext == "png" else {"CreationDate": None, "Subject": label}
             with atomic_path(target) as tmp:
-                fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight", metadata=metadata)
+                fig.savefig(
+                    tmp,
+                    format=ext,
+                    dpi=150,
+                    bbox_inches="tight",
+                    bbox_extra_artists=[footer],
+                    pad_inches=0.08,
+                    metadata=metadata,
+                )
             written[ext] = target
         if data is not None:
             written["csv"] = self.table(data, name)
@@ -109,9 +154,10 @@ class Report:
             data.to_csv(tmp, index=False)
         return target
 
-    def record(self, *args: Any, **kwargs: Any) -> Claim:
-        """Record a claim (see :meth:`dpcore.claims.ClaimsLog.record`)."""
-        return self.claims.record(*args, **kwargs)
+    def check(self, spec: ClaimSpec, our_value: Any, *, note: str = "") -> Claim:
+        """Check ``our_value`` against ``spec`` at this report's profile and scale (see
+        :meth:`dpcore.claims.ClaimsLog.check`); returns the recorded row."""
+        return self.claims.check(spec, our_value, note=note, reduced=self.reduced, profile=self.profile)
 
     def save_claims(self) -> Path:
         """Write ``<notebook>.claims.csv`` next to the figures."""

@@ -1,63 +1,318 @@
-"""Claims registry: computed statuses, CSV columns, scorecard."""
+"""Claims registry: specifications are validated, statuses computed (never typed), errata are data."""
 
 import csv
 import math
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from dpcore.claims import COLUMNS, ClaimsLog, collect, compute_status, scorecard_markdown
-
-
-def test_status_is_computed_from_values():
-    assert compute_status(1.26, 1.2586, atol=0.005) == "reproduced"
-    assert compute_status(1.26, 1.30, atol=0.005) == "differs"
-    assert compute_status(1.26, 1.30, atol=0.005, explained=True) == "differs-explained"
-    assert compute_status(1.26, None) == "not-run"
-    assert compute_status(1.26, math.nan) == "not-run"
-    assert compute_status(100.0, 100.09, rtol=1e-3) == "reproduced"
-    assert compute_status(100.0, 100.2, rtol=1e-3) == "differs"
-    assert compute_status("12", "12") == "reproduced"
-    assert compute_status(26, 26) == "reproduced"
-
-
-def test_reproduced_ignores_erratum():
-    log = ClaimsLog()
-    claim = log.record("000", "Table 3", "s_max", 26, 26, erratum="irrelevant")
-    assert claim.status == "reproduced"
+from dpcore.claims import (
+    COLUMNS,
+    STATUSES,
+    ClaimsLog,
+    ClaimSpec,
+    Erratum,
+    collect,
+    compute_status,
+    format_value,
+    parse_value,
+    scorecard_markdown,
+    specs_by_key,
+    values_match,
+)
 
 
-def test_differs_explained_requires_note():
-    log = ClaimsLog()
+def spec(value=1.26, *, key="k", rtol=0.0, atol=0.0, erratum=None, scale="any", source="printed", note=""):
+    return ClaimSpec(
+        "000", key, "Table 3", "epsilon", value, source, "Table 3, row 1, p. 12",
+        rtol=rtol, atol=atol, erratum=erratum, scale=scale, note=note,
+    )  # fmt: skip
+
+
+# --- the edge cases found when probing the old registry (issue 11), each a separate test ----------
+def test_inf_paper_value_is_not_reproduced_by_a_finite_value():
+    # old code: |1.0 - inf| <= atol + rtol * inf  ->  inf <= inf  ->  "reproduced"
+    assert compute_status(spec(math.inf, rtol=1e-3), 1.0) == "differs"
+    assert compute_status(spec(math.inf, rtol=1e-3), math.inf) == "reproduced"
+    assert compute_status(spec(math.inf), -math.inf) == "differs"
+    assert compute_status(spec(1.0, rtol=1e-3), math.inf) == "differs"
+
+
+@pytest.mark.parametrize("nan", [np.float32("nan"), np.float16("nan"), np.float64("nan"), math.nan])
+def test_nan_of_any_float_type_is_not_run(nan):
+    # old code: isinstance(np.float32(nan), float) is False  ->  compared  ->  "differs"
+    assert compute_status(spec(), nan) == "not-run"
+    claim = ClaimsLog().check(spec(), nan)
+    assert claim.status == "not-run" and claim.our_value is None
+
+
+def test_erratum_is_a_dataclass_not_a_flag():
+    # old code: erratum=False was accepted and turned a miss into "differs-explained" with note "False"
     with pytest.raises(ValueError, match="erratum"):
-        log.record("000", "Table 8", "eps", 1.5, 1.25, erratum="  ")
-    claim = log.record("000", "Table 8", "eps", 1.5, 1.25, rtol=1e-3, erratum="s=1267 gives 1.2498")
-    assert claim.status == "differs-explained" and "1267" in claim.note
+        spec(1.5, erratum=False)
+    with pytest.raises(ValueError, match="erratum"):
+        spec(1.5, erratum="s = 1267 gives 1.2498")
 
 
-def test_bad_paper_id_and_tolerance():
+def test_string_value_refuses_tolerance():
+    # old code: a string paper value silently ignored atol
+    with pytest.raises(ValueError, match="str/bool"):
+        spec("12", atol=1)
+    with pytest.raises(ValueError, match="str/bool"):
+        spec(True, rtol=0.1)
+    with pytest.raises(ValueError, match="str/bool"):
+        Erratum("x", "evidence", atol=1)
+    assert compute_status(spec("12"), "12") == "reproduced"
+    assert compute_status(spec("12"), "12.0") == "differs"
+    assert compute_status(spec("12"), 12) == "differs"
+
+
+def test_bool_only_equals_bool():
+    # old code: abs(float(True) - 1) == 0  ->  "reproduced"
+    assert compute_status(spec(1), True) == "differs"
+    assert compute_status(spec(True), 1) == "differs"
+    assert compute_status(spec(True), np.bool_(True)) == "reproduced"
+    assert compute_status(spec(False), False) == "reproduced"
+    assert compute_status(spec(False), True) == "differs"
+
+
+def test_erratum_explains_only_its_expected_value():
+    # old code: any erratum string made every miss "differs-explained"
+    wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, "Thm 3.1 with s = 1267 gives 1.2498", rtol=1e-3))
+    assert compute_status(wrong, 1.2497) == "differs-explained"
+    assert compute_status(wrong, 1.4) == "differs"
+    assert compute_status(wrong, 1.5004) == "reproduced"  # the printed value wins when we match it
+    miss = ClaimsLog().check(wrong, 1.4)
+    assert miss.status == "differs" and "does NOT match the expected 1.2498" in miss.note
+    hit = ClaimsLog().check(wrong, 1.2497)
+    assert "matches the expected 1.2498" in hit.note and "Thm 3.1" in hit.note
+
+
+def test_erratum_uses_its_own_tolerance():
+    loose = spec(1.5, rtol=0.1, erratum=Erratum(1.0, "evidence", atol=1e-6))
+    assert compute_status(loose, 1.05) == "differs"  # within the spec's rtol of 1.0 but not the erratum's
+    assert compute_status(loose, 1.0000005) == "differs-explained"
+
+
+# --- the remaining rules ---------------------------------------------------------------------------
+def test_numbers_within_tolerance():
+    assert compute_status(spec(1.26, atol=0.005), 1.2586) == "reproduced"
+    assert compute_status(spec(1.26, atol=0.005), 1.30) == "differs"
+    assert compute_status(spec(100.0, rtol=1e-3), 100.09) == "reproduced"
+    assert compute_status(spec(100.0, rtol=1e-3), 100.2) == "differs"
+    assert compute_status(spec(26), 26) == "reproduced"
+    assert compute_status(spec(26), np.int64(26)) == "reproduced"
+    assert compute_status(spec(26), 26.0) == "reproduced"
+    assert compute_status(spec(26), None) == "not-run"
+
+
+def test_full_scale_claims_are_not_run_when_reduced():
+    full = spec(0.97, atol=0.01, scale="full")
+    assert compute_status(full, 0.5, reduced=True) == "not-run"
+    assert compute_status(full, 0.97, reduced=False) == "reproduced"
+    assert compute_status(spec(0.97, atol=0.01), 0.5, reduced=True) == "differs"  # scale "any" is compared
+    claim = ClaimsLog().check(full, 0.5, reduced=True, note="2 epochs")
+    assert claim.status == "not-run" and claim.our_value is None
+    assert "at reduced scale ours = 0.5" in claim.note and "2 epochs" in claim.note
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"paper": "005"}, "paper"),
+        ({"key": ""}, "key"),
+        ({"key": "a b"}, "key"),
+        ({"key": "a,b"}, "key"),
+        ({"artifact": " "}, "artifact"),
+        ({"quantity": ""}, "quantity"),
+        ({"value": None}, "value"),
+        ({"value": math.nan}, "value"),
+        ({"value": np.float32("nan")}, "value"),
+        ({"value": [1.0]}, "value"),
+        ({"source": "computed"}, "source"),
+        ({"location": ""}, "location"),
+        ({"rtol": -1e-3}, "rtol"),
+        ({"atol": math.inf}, "atol"),
+        ({"rtol": True}, "rtol"),
+        ({"scale": "half"}, "scale"),
+        ({"note": None}, "note"),
+        ({"erratum": Erratum(1.26, "same value")}, "no erratum"),
+    ],
+)
+def test_spec_validation(kwargs, match):
+    fields = dict(
+        paper="000", key="k", artifact="Table 3", quantity="eps", value=1.26, source="printed", location="Table 3"
+    )
+    fields.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        ClaimSpec(**fields)
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        ((None, "e"), {}, "expected"),
+        ((np.float32("nan"), "e"), {}, "expected"),
+        ((1.0, ""), {}, "evidence"),
+        ((1.0, None), {}, "evidence"),
+        ((1.0, "e"), {"rtol": -1}, "rtol"),
+        ((1.0, "e"), {"atol": math.nan}, "atol"),
+        ((True, "e"), {"rtol": 0.1}, "str/bool"),
+    ],
+)
+def test_erratum_validation(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Erratum(*args, **kwargs)
+
+
+def test_compute_status_refuses_non_scalars():
+    with pytest.raises(ValueError, match="our_value"):
+        compute_status(spec(), [1.26])
+    with pytest.raises(ValueError, match="spec"):
+        compute_status("not a spec", 1.26)
+
+
+def test_specs_by_key_refuses_duplicates():
+    table = specs_by_key([spec(key="a"), spec(key="b")])
+    assert list(table) == ["a", "b"]
+    with pytest.raises(ValueError, match="duplicate"):
+        specs_by_key([spec(key="a"), spec(key="a")])
+
+
+def test_check_validates_profile_and_replaces_a_rechecked_key():
     log = ClaimsLog()
-    with pytest.raises(ValueError, match="paper"):
-        log.record("005", "Fig. 1", "x", 1.0, 1.0)
-    with pytest.raises(ValueError, match="rtol"):
-        log.record("000", "Fig. 1", "x", 1.0, 1.0, rtol=-1)
+    with pytest.raises(ValueError, match="profile"):
+        log.check(spec(), 1.26, profile="fast")
+    log.check(spec(), 1.0)
+    log.check(spec(), 1.26, profile="paper")
+    assert [(c.status, c.profile) for c in log.claims] == [("reproduced", "paper")]
 
 
+def test_statuses_are_the_vocabulary():
+    assert STATUSES == ("reproduced", "differs-explained", "differs", "not-run")
+
+
+@given(
+    value=st.floats(allow_nan=False, allow_infinity=False, width=64),
+    ours=st.floats(allow_nan=False, allow_infinity=True),
+    rtol=st.floats(0, 1),
+    atol=st.floats(0, 10),
+)
+def test_status_is_reproduced_iff_within_tolerance(value, ours, rtol, atol):
+    expected = math.isfinite(ours) and abs(ours - value) <= atol + rtol * abs(value)
+    assert (compute_status(spec(value, rtol=rtol, atol=atol), ours) == "reproduced") == expected
+
+
+@given(st.one_of(st.floats(allow_nan=False), st.integers(), st.booleans(), st.text(min_size=1)))
+def test_format_parse_round_trip(value):
+    text = format_value(value)
+    back = parse_value(text, like=value)
+    assert values_match(value, back) or (isinstance(value, str) and back == value)
+
+
+# --- CSV and scorecard ------------------------------------------------------------------------------
 def test_csv_round_trip_and_scorecard(tmp_path):
     log = ClaimsLog()
-    log.record("ref", "Abadi", "eps", 1.26, 1.2586, atol=0.005)
-    log.record("002", "Fig. 3", "eps", 17.9, 20.0, rtol=0.01)
-    log.record("004", "Fig. 2", "delta", 2.0211e-3, None, note="paper profile only")
-    log.write(tmp_path / "a" / "nb.claims.csv")
+    log.check(spec(1.26, key="a", atol=0.005, source="reference"), 1.2586)
+    log.check(spec(17.9, key="b", rtol=0.01), 20.0)
+    log.check(spec(2.0211e-3, key="c"), None, note="paper profile only")
+    path = log.write(tmp_path / "a" / "nb.claims.csv")
+    assert path.stat().st_mode & 0o777 == 0o666 & ~_umask()
     rows = collect(tmp_path)
-    with open(tmp_path / "a" / "nb.claims.csv") as handle:
+    with open(path) as handle:
         assert tuple(next(csv.reader(handle))) == COLUMNS
     assert [r["status"] for r in rows] == ["reproduced", "differs", "not-run"]
+    assert [r["profile"] for r in rows] == ["quick"] * 3
+    assert rows[0]["our_value"] == "1.2586" and rows[0]["source"] == "reference" and rows[0]["key"] == "a"
     card = scorecard_markdown(rows)
-    assert "| 002 | 0 | 0 | 1 | 0 | 1 |" in card
-    assert "Fig. 3" in card and "Abadi" not in card.split("Rows not reproduced")[1]
+    assert "| 000 | 1 | 0 | 1 | 1 | 3 |" in card
 
 
-def test_collect_rejects_wrong_columns(tmp_path):
-    (tmp_path / "x.claims.csv").write_text("paper,value\n000,1\n")
+def test_scorecard_refuses_unknown_status():
+    with pytest.raises(ValueError, match="status"):
+        scorecard_markdown([{"paper": "000", "key": "k", "status": "fine"}])
+
+
+def test_collect_rejects_wrong_columns_and_skips_excluded(tmp_path):
+    ClaimsLog().write(tmp_path / "paper" / "x.claims.csv")
+    (tmp_path / "paper" / "y.claims.csv").write_text("paper,value\n000,1\n")
+    assert collect(tmp_path, exclude=[tmp_path / "paper"]) == []
     with pytest.raises(ValueError, match="columns"):
         collect(tmp_path)
+
+
+def _umask():
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# --- dpcore.papers.all_specs ------------------------------------------------------------------------
+CLAIMS_PY = """
+from dpcore.claims import ClaimSpec, Erratum
+SPECS = (
+    ClaimSpec("004", "{key}", "Fig. 2", "delta", 2.0e-3, "derived", "Theorem 2 at the Fig. 2 parameters", rtol=1e-3),
+)
+"""
+
+
+@pytest.fixture
+def fake_papers(tmp_path, monkeypatch):
+    import sys
+
+    import dpcore.papers as papers
+
+    root = tmp_path / "fakepapers"
+    root.mkdir()
+    monkeypatch.setattr(papers, "__path__", [str(root)])
+    before = set(sys.modules)
+    yield root
+    for name in set(sys.modules) - before:
+        if name.startswith("dpcore.papers."):
+            del sys.modules[name]
+
+
+def _package(root, name, claims=None):
+    pkg = root / name
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""fake paper package"""\n')
+    if claims is not None:
+        (pkg / "claims.py").write_text(claims)
+
+
+def test_all_specs_discovers_claims_modules(fake_papers):
+    from dpcore.papers import all_specs, claims_modules
+
+    _package(fake_papers, "zz_a", CLAIMS_PY.format(key="a.one"))
+    _package(fake_papers, "zz_b")  # no claims.py: skipped
+    _package(fake_papers, "zz_c", CLAIMS_PY.format(key="c.one"))
+    assert claims_modules() == ["dpcore.papers.zz_a.claims", "dpcore.papers.zz_c.claims"]
+    assert [s.key for s in all_specs()] == ["a.one", "c.one"]
+
+
+def test_all_specs_requires_specs_and_unique_keys(fake_papers):
+    from dpcore.papers import all_specs
+
+    _package(fake_papers, "zz_a", CLAIMS_PY.format(key="same"))
+    _package(fake_papers, "zz_b", CLAIMS_PY.format(key="same"))
+    with pytest.raises(ValueError, match="twice"):
+        all_specs()
+
+
+def test_all_specs_refuses_claims_without_specs(fake_papers):
+    from dpcore.papers import all_specs
+
+    _package(fake_papers, "zz_c", "X = 1\n")
+    with pytest.raises(ValueError, match="SPECS"):
+        all_specs()
+
+
+def test_real_paper_packages_have_unique_keys():
+    from dpcore.papers import all_specs
+
+    specs = all_specs()
+    assert len({(s.paper, s.key) for s in specs}) == len(specs)

@@ -20,9 +20,11 @@ def _notebook(path, body):
 
 
 GOOD = """
+from dpcore.claims import ClaimSpec
 from dpcore.report import Report
+SPEC = ClaimSpec("ref", "test.value", "test", "value", 2, "reference", "a test")
 report = Report("aa", "good", profile=profile, figures_dir=figures_dir)
-report.record("ref", "test", "value", 2, value)
+report.check(SPEC, value)
 report.save_claims()
 """
 

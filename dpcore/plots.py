@@ -1,0 +1,378 @@
+"""Shared plotting: one style for every figure and the plots the papers' figures are made of.
+
+:func:`use_style` sets a seaborn theme (white grid, colour-blind-safe palette, paper context)
+once per process; :class:`dpcore.report.Report` calls it, and so does every function here.
+The functions draw and return matplotlib objects; they write no files (``Report.figure`` does).
+
+* :func:`epsilon_curves`   -- ε (or δ) against steps/epochs/rounds for several accountants;
+* :func:`tradeoff_curves`  -- f-DP trade-off functions β = f(α) with the perfect-privacy line
+  β = 1 − α (Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 2022, Def. 2.1);
+* :func:`accuracy_vs_epsilon` -- utility against ε with optional error bands and a non-private line;
+* :func:`privacy_utility_panels` -- several accuracy-vs-ε panels side by side;
+* :func:`printed_vs_ours`  -- grouped bars of published vs regenerated values, annotated.
+
+Series that coincide stay visible: each series gets its own colour, marker and line style,
+and later series are drawn thinner on top of earlier ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+__all__ = [
+    "use_style",
+    "series_style",
+    "new_axes",
+    "epsilon_curves",
+    "tradeoff_curves",
+    "accuracy_vs_epsilon",
+    "privacy_utility_panels",
+    "printed_vs_ours",
+]
+
+PALETTE = "colorblind"
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+_LINESTYLES = ("-", "--", "-.", ":")
+_LEGEND_LOCS = ("best", "outside", "none")
+_styled = False
+
+
+def use_style(*, force: bool = False) -> None:
+    """Set the project's seaborn theme once (``force`` sets it again, e.g. after ``plt.rcdefaults()``)."""
+    global _styled
+    if _styled and not force:
+        return
+    sns.set_theme(context="paper", style="whitegrid", palette=PALETTE, rc={"figure.dpi": 100, "savefig.dpi": 150})
+    _styled = True
+
+
+def series_style(index: int, *, n: int | None = None, markers: bool = True) -> dict[str, Any]:
+    """Keyword arguments for ``ax.plot`` of the ``index``-th series: colour, marker, line style, width.
+
+    Later series are drawn thinner (``linewidth`` from 2.6 down to 1.2) so a series lying exactly
+    on an earlier one still shows both.
+    """
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise ValueError(f"index must be an integer >= 0, got {index!r}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise ValueError(f"n must be an integer >= 1 or None, got {n!r}")
+    colours = sns.color_palette(PALETTE, max(10, n or 0))
+    style: dict[str, Any] = {
+        "color": colours[index % len(colours)],
+        "linestyle": _LINESTYLES[index % len(_LINESTYLES)],
+        "linewidth": max(1.2, 2.6 - 0.35 * index),
+        "zorder": 2 + index,
+    }
+    if markers:
+        # markevery as a fraction of the axes: markers stay readable on long curves
+        style.update(marker=_MARKERS[index % len(_MARKERS)], markersize=4.5, markevery=0.1)
+    return style
+
+
+def new_axes(
+    ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None, sharey: bool = False
+) -> tuple[Figure, np.ndarray]:
+    """A styled figure with an ``nrows x ncols`` grid (constrained layout); axes always as a 2-D array."""
+    for name, value in (("ncols", ncols), ("nrows", nrows)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    for name, value in (("width", width), ("height", height)):
+        if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive number of inches or None, got {value!r}")
+    use_style()
+    size = (width or 4.2 * ncols, height or 3.2 * nrows)
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, sharey=sharey, squeeze=False, layout="constrained")
+    return fig, axes
+
+
+def _axes(ax: Axes | None) -> Axes:
+    use_style()
+    if ax is None:
+        return new_axes()[1][0, 0]
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}")
+    return ax
+
+
+def _array(name: str, values: Any) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of numbers, got shape {arr.shape}")
+    return arr
+
+
+def _pair(name: str, x: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    xs, ys = _array(f"{name} x", x), _array(f"{name} y", y)
+    if xs.shape != ys.shape:
+        raise ValueError(f"{name}: x and y must have the same length, got {xs.size} and {ys.size}")
+    return xs, ys
+
+
+def _series(name: str, series: Any) -> Mapping[str, Any]:
+    if not isinstance(series, Mapping) or not series:
+        raise ValueError(f"{name} must be a non-empty mapping label -> data, got {type(series).__name__}")
+    return series
+
+
+def _legend(ax: Axes, legend: str) -> None:
+    if legend not in _LEGEND_LOCS:
+        raise ValueError(f"legend must be one of {_LEGEND_LOCS}, got {legend!r}")
+    if legend == "none" or not ax.get_legend_handles_labels()[0]:
+        return
+    if legend == "outside":
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
+    else:
+        ax.legend(loc="best", framealpha=0.9)
+
+
+def _scales(ax: Axes, logx: bool, logy: bool) -> None:
+    if logx:
+        ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
+
+
+def epsilon_curves(
+    x: Sequence[float] | Mapping[str, Sequence[float]],
+    curves: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str = "steps",
+    ylabel: str = "ε",
+    title: str = "",
+    logx: bool = False,
+    logy: bool = False,
+    markers: bool = True,
+    reference: float | None = None,
+    reference_label: str = "",
+    legend: str = "best",
+    ax: Axes | None = None,
+) -> Axes:
+    """Privacy loss against training length for several accountants (one curve per label).
+
+    ``x`` is shared by every curve, or a mapping with the same labels as ``curves``.
+    ``reference`` draws a horizontal line (e.g. a target ε or a published value).
+    """
+    curves = _series("curves", curves)
+    ax = _axes(ax)
+    for i, (label, ys) in enumerate(curves.items()):
+        xs = x[label] if isinstance(x, Mapping) else x
+        xs, ys = _pair(f"curve {label!r}", xs, ys)
+        ax.plot(xs, ys, label=str(label), **series_style(i, n=len(curves), markers=markers))
+    if reference is not None:
+        if not (isinstance(reference, int | float) and math.isfinite(reference)):
+            raise ValueError(f"reference must be a finite number or None, got {reference!r}")
+        ax.axhline(reference, color="0.3", linestyle=":", linewidth=1.2, label=reference_label or None, zorder=1)
+    _scales(ax, logx, logy)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    _legend(ax, legend)
+    return ax
+
+
+def tradeoff_curves(
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    title: str = "",
+    identity: bool = True,
+    markers: bool = False,
+    legend: str = "best",
+    ax: Axes | None = None,
+) -> Axes:
+    """f-DP trade-off functions: type II error β against type I error α, on the unit square.
+
+    ``curves`` maps a label to ``(alpha, beta)``; values must lie in [0, 1].  ``identity`` adds
+    the perfect-privacy line β = 1 − α (Dong, Roth & Su 2022, Def. 2.1: Id(α) = 1 − α).
+    """
+    curves = _series("curves", curves)
+    ax = _axes(ax)
+    if identity:
+        ax.plot([0, 1], [1, 0], color="0.45", linestyle="--", linewidth=1.0, label="perfect privacy (β = 1 − α)")
+    for i, (label, pair) in enumerate(curves.items()):
+        if not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ValueError(f"curve {label!r} must be a pair (alpha, beta)")
+        alpha, beta = _pair(f"curve {label!r}", *pair)
+        if alpha.min() < 0 or alpha.max() > 1 or beta.min() < 0 or beta.max() > 1:
+            raise ValueError(f"curve {label!r}: alpha and beta must lie in [0, 1]")
+        ax.plot(alpha, beta, label=str(label), **series_style(i, n=len(curves), markers=markers))
+    ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="type I error α", ylabel="type II error β", title=title)
+    ax.set_aspect("equal")
+    _legend(ax, legend)
+    return ax
+
+
+def accuracy_vs_epsilon(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    bands: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    non_private: float | None = None,
+    non_private_label: str = "non-private",
+    xlabel: str = "ε",
+    ylabel: str = "accuracy",
+    title: str = "",
+    logx: bool = False,
+    markers: bool = True,
+    legend: str = "best",
+    ax: Axes | None = None,
+) -> Axes:
+    """Utility against privacy: one line per label from ``(epsilon, accuracy)``.
+
+    ``bands`` maps some labels to ``(lower, upper)`` arrays drawn as shaded bands (e.g. ± one
+    standard deviation over seeds); ``non_private`` draws the non-private reference as a
+    horizontal line.
+    """
+    series = _series("series", series)
+    ax = _axes(ax)
+    bands = dict(bands or {})
+    unknown = set(bands) - set(series)
+    if unknown:
+        raise ValueError(f"bands has labels not in series: {sorted(map(str, unknown))}")
+    for i, (label, pair) in enumerate(series.items()):
+        if not isinstance(pair, Sequence) or len(pair) != 2:
+            raise ValueError(f"series {label!r} must be a pair (epsilon, accuracy)")
+        eps, acc = _pair(f"series {label!r}", *pair)
+        style = series_style(i, n=len(series), markers=markers)
+        ax.plot(eps, acc, label=str(label), **style)
+        if label in bands:
+            low, high = bands[label]
+            low, high = _array(f"band {label!r} lower", low), _array(f"band {label!r} upper", high)
+            if low.shape != eps.shape or high.shape != eps.shape:
+                raise ValueError(f"band {label!r} must have the length of its series ({eps.size})")
+            if np.any(low > high):
+                raise ValueError(f"band {label!r}: lower must be <= upper")
+            ax.fill_between(eps, low, high, color=style["color"], alpha=0.18, linewidth=0, zorder=1)
+    if non_private is not None:
+        if not (isinstance(non_private, int | float) and math.isfinite(non_private)):
+            raise ValueError(f"non_private must be a finite number or None, got {non_private!r}")
+        ax.axhline(non_private, color="0.2", linestyle=":", linewidth=1.3, label=non_private_label, zorder=1)
+    _scales(ax, logx, False)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    _legend(ax, legend)
+    return ax
+
+
+def privacy_utility_panels(
+    panels: Mapping[str, Mapping[str, tuple[Sequence[float], Sequence[float]]]],
+    *,
+    bands: Mapping[str, Mapping[str, tuple[Sequence[float], Sequence[float]]]] | None = None,
+    non_private: Mapping[str, float] | None = None,
+    xlabel: str = "ε",
+    ylabel: str = "accuracy",
+    logx: bool = False,
+    sharey: bool = False,
+    ncols: int | None = None,
+    suptitle: str = "",
+) -> Figure:
+    """Several :func:`accuracy_vs_epsilon` panels side by side (one per data set or model).
+
+    ``panels`` maps a panel title to its series; ``bands`` and ``non_private`` are keyed by panel
+    title.  The legend is shown once, below the panels, when all panels share their labels.
+    """
+    panels = _series("panels", panels)
+    bands = dict(bands or {})
+    non_private = dict(non_private or {})
+    for name, table in (("bands", bands), ("non_private", non_private)):
+        unknown = set(table) - set(panels)
+        if unknown:
+            raise ValueError(f"{name} has panel titles not in panels: {sorted(map(str, unknown))}")
+    n = len(panels)
+    if ncols is None:
+        ncols = min(n, 3)
+    if isinstance(ncols, bool) or not isinstance(ncols, int) or ncols < 1:
+        raise ValueError(f"ncols must be an integer >= 1 or None, got {ncols!r}")
+    nrows = math.ceil(n / ncols)
+    fig, axes = new_axes(ncols, nrows, sharey=sharey)
+    labels = [tuple(map(str, s)) for s in panels.values()]
+    shared_legend = n > 1 and all(lab == labels[0] for lab in labels)
+    for ax, (title, series) in zip(axes.flat, panels.items(), strict=False):
+        accuracy_vs_epsilon(
+            series,
+            bands=bands.get(title),
+            non_private=non_private.get(title),
+            xlabel=xlabel,
+            ylabel=ylabel,
+            title=str(title),
+            logx=logx,
+            legend="none" if shared_legend else "best",
+            ax=ax,
+        )
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    if shared_legend:
+        handles, names = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 4), frameon=False)
+    if suptitle:
+        fig.suptitle(suptitle)
+    return fig
+
+
+def printed_vs_ours(
+    labels: Sequence[str],
+    printed: Sequence[float],
+    ours: Sequence[float],
+    *,
+    statuses: Sequence[str] | None = None,
+    ylabel: str = "value",
+    title: str = "",
+    logy: bool = False,
+    fmt: str = "{:.3g}",
+    ax: Axes | None = None,
+) -> Axes:
+    """Grouped bars: the published value next to ours for each label, each bar annotated with its value.
+
+    ``statuses`` (e.g. the claim statuses) are written under the labels.  A NaN in ``ours``
+    (not run) leaves its bar out and writes "not run".
+    """
+    labels = [str(label) for label in labels]
+    if not labels:
+        raise ValueError("labels must be non-empty")
+    pub = np.asarray(printed, dtype=float)
+    mine = np.asarray(ours, dtype=float)
+    if pub.shape != (len(labels),) or mine.shape != (len(labels),):
+        raise ValueError(f"printed and ours must have one value per label ({len(labels)})")
+    if not np.all(np.isfinite(pub)):
+        raise ValueError("printed values must be finite")
+    if statuses is not None and len(statuses) != len(labels):
+        raise ValueError(f"statuses must have one entry per label ({len(labels)})")
+    ax = _axes(ax)
+    colours = sns.color_palette(PALETTE, 2)
+    pos = np.arange(len(labels))
+    width = 0.38
+    bars_p = ax.bar(pos - width / 2, pub, width, label="published", color=colours[0])
+    shown = np.where(np.isfinite(mine), mine, 0.0)
+    bars_o = ax.bar(pos + width / 2, shown, width, label="dpcore", color=colours[1])
+    for bar, value in zip(bars_p, pub, strict=True):
+        ax.annotate(
+            fmt.format(value),
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            xytext=(0, 2),
+            textcoords="offset points",
+        )
+    for bar, value in zip(bars_o, mine, strict=True):
+        text = fmt.format(value) if math.isfinite(value) else "not run"
+        ax.annotate(
+            text,
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            xytext=(0, 2),
+            textcoords="offset points",
+        )
+    ticks = labels if statuses is None else [f"{lab}\n({st})" for lab, st in zip(labels, statuses, strict=True)]
+    ax.set_xticks(pos, ticks)
+    if logy:
+        ax.set_yscale("log")
+    ax.margins(y=0.12)
+    ax.set(ylabel=ylabel, title=title)
+    _legend(ax, "best")
+    return ax

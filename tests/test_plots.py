@@ -1,0 +1,122 @@
+"""Shared plots: one seaborn style, the right artists drawn, inputs validated, no files written."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from dpcore import plots  # noqa: E402
+
+STEPS = np.arange(1, 11)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    plt.close("all")
+
+
+def test_use_style_sets_the_seaborn_theme_once():
+    plt.rcdefaults()
+    plots.use_style(force=True)
+    assert plt.rcParams["axes.grid"] is True  # seaborn whitegrid
+    plt.rcParams["axes.grid"] = False
+    plots.use_style()  # already styled: leaves the current settings alone
+    assert plt.rcParams["axes.grid"] is False
+    plots.use_style(force=True)
+    assert plt.rcParams["axes.grid"] is True
+
+
+def test_series_styles_differ_so_coinciding_lines_stay_visible():
+    a, b = plots.series_style(0, n=2), plots.series_style(1, n=2)
+    assert a["color"] != b["color"] and a["linestyle"] != b["linestyle"] and a["marker"] != b["marker"]
+    assert b["linewidth"] < a["linewidth"] and b["zorder"] > a["zorder"]
+    with pytest.raises(ValueError, match="index"):
+        plots.series_style(-1)
+
+
+def test_epsilon_curves_draws_one_line_per_accountant():
+    ax = plots.epsilon_curves(STEPS, {"RDP": STEPS * 0.1, "PRV": STEPS * 0.09}, reference=0.5, reference_label="target")
+    assert isinstance(ax, Axes)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["RDP", "PRV", "target"]
+    np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), STEPS * 0.09)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == labels
+    ax2 = plots.epsilon_curves({"a": [1, 2], "b": [1, 2, 3]}, {"a": [1, 2], "b": [3, 4, 5]}, logy=True, legend="none")
+    assert ax2.get_yscale() == "log" and ax2.get_legend() is None
+
+
+def test_tradeoff_curves_has_identity_line_and_unit_square():
+    alpha = np.linspace(0, 1, 11)
+    ax = plots.tradeoff_curves({"G_1": (alpha, np.clip(1 - alpha - 0.2, 0, 1))})
+    lines = ax.get_lines()
+    assert lines[0].get_label().startswith("perfect privacy")
+    np.testing.assert_allclose(lines[0].get_ydata(), [1, 0])
+    assert ax.get_xlim() == (0, 1) and ax.get_ylim() == (0, 1)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        plots.tradeoff_curves({"bad": ([0, 2], [1, 0])})
+    with pytest.raises(ValueError, match="pair"):
+        plots.tradeoff_curves({"bad": ([0, 1],)})
+
+
+def test_accuracy_vs_epsilon_bands_and_non_private_line():
+    eps = [1.0, 2.0, 4.0]
+    ax = plots.accuracy_vs_epsilon(
+        {"DP-SGD": (eps, [0.8, 0.85, 0.9])},
+        bands={"DP-SGD": ([0.78, 0.83, 0.88], [0.82, 0.87, 0.92])},
+        non_private=0.95,
+    )
+    assert [line.get_label() for line in ax.get_lines()] == ["DP-SGD", "non-private"]
+    assert len(ax.collections) == 1  # the band
+    with pytest.raises(ValueError, match="bands"):
+        plots.accuracy_vs_epsilon({"a": (eps, eps)}, bands={"b": (eps, eps)})
+    with pytest.raises(ValueError, match="lower"):
+        plots.accuracy_vs_epsilon({"a": (eps, eps)}, bands={"a": ([1, 1, 1], [0, 0, 0])})
+    with pytest.raises(ValueError, match="same length"):
+        plots.accuracy_vs_epsilon({"a": ([1, 2], [1])})
+
+
+def test_privacy_utility_panels_side_by_side_with_shared_legend():
+    series = {"a": ([1, 2], [0.5, 0.6]), "b": ([1, 2], [0.4, 0.7])}
+    fig = plots.privacy_utility_panels({"MNIST": series, "CIFAR": series}, non_private={"MNIST": 0.99})
+    assert isinstance(fig, Figure)
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == ["MNIST", "CIFAR"]
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in visible)
+    fig4 = plots.privacy_utility_panels({str(i): series for i in range(4)}, ncols=3)
+    assert sum(ax.get_visible() for ax in fig4.axes) == 4
+    with pytest.raises(ValueError, match="non_private"):
+        plots.privacy_utility_panels({"MNIST": series}, non_private={"SVHN": 0.9})
+
+
+def test_printed_vs_ours_annotates_both_values():
+    ax = plots.printed_vs_ours(
+        ["row 1", "row 2"], [1.5, 2.0], [1.2498, np.nan], statuses=["differs-explained", "not-run"]
+    )
+    texts = [t.get_text() for t in ax.texts]
+    assert "1.5" in texts and "1.25" in texts and "not run" in texts
+    assert "row 1\n(differs-explained)" in [t.get_text() for t in ax.get_xticklabels()]
+    with pytest.raises(ValueError, match="one value per label"):
+        plots.printed_vs_ours(["a"], [1, 2], [1])
+
+
+def test_inputs_are_validated():
+    with pytest.raises(ValueError, match="curves"):
+        plots.epsilon_curves(STEPS, {})
+    with pytest.raises(ValueError, match="legend"):
+        plots.epsilon_curves(STEPS, {"a": STEPS}, legend="left")
+    with pytest.raises(ValueError, match="ax"):
+        plots.epsilon_curves(STEPS, {"a": STEPS}, ax="axes")
+    with pytest.raises(ValueError, match="ncols"):
+        plots.new_axes(0)
+
+
+def test_plots_write_no_files(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plots.epsilon_curves(STEPS, {"a": STEPS})
+    plots.privacy_utility_panels({"p": {"a": ([1], [1])}})
+    assert list(tmp_path.iterdir()) == []
