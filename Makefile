@@ -1,6 +1,8 @@
 # dpcore — two commands do everything on a fresh machine:
-#   make figures   run every notebook (PROFILE=quick by default; PROFILE=paper for full scale)
-#   make test      unit tests + nbval over every notebook (quick profile)
+#   make figures   run every notebook (PROFILE=quick -> figures/, PROFILE=paper -> figures/paper/; NB='<key or glob>');
+#                  fails if a notebook fails or a claim is `differs`; writes claims.csv, SCORECARD.md, figures/ERRATA.md
+#   make test      unit tests + nbval over every notebook (quick profile, claims into build/nbval/figures), then
+#                  the claims check: no `differs` and no drift from the committed figures/claims.csv
 # Both create .venv and install the pinned dependencies (constraints.txt) when needed.
 
 PYTHON  ?= $(shell command -v python3.11 || command -v python3)
@@ -26,6 +28,7 @@ figures: $(STAMP)
 test: $(STAMP)
 	$(PY) -m dpcore.runner --prepare-nbval build/nbval
 	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900
+	$(PY) -m dpcore.runner --check-claims build/nbval/figures
 
 lint: $(STAMP)
 	$(PY) -m ruff check dpcore tests benchmarks

@@ -1,17 +1,31 @@
 """Notebook runner behind ``make figures`` and ``make test``.
 
-``python -m dpcore.runner --profile quick --nb '<glob>'`` executes every notebook
-under ``notebooks/`` (or the subset whose key matches the glob) with papermill's
-Python API, one after the other in this process, using the parameters of
-``notebooks/profiles/<profile>.yaml`` (keyed by notebook path relative to
-``notebooks/`` without ``.ipynb``).  Executed copies go to ``build/<profile>/``.
-It prints one line per notebook and a summary, keeps going after a failure
-(reporting the failing cell) and exits non-zero if any notebook failed.  At the
-end it gathers every ``*.claims.csv`` into ``figures/claims.csv`` and writes
-``figures/SCORECARD.md``.
+``python -m dpcore.runner --profile quick --nb '<key or glob>'`` executes every notebook under
+``notebooks/`` whose key (path relative to ``notebooks/`` without ``.ipynb``, e.g.
+``00_accounting/dpsgd_accountants``) equals the argument or matches it as a glob
+(``'00_accounting/*'``; ``--nb`` may be repeated).  An empty pattern, or one that matches no
+notebook, is an error.  Notebooks run one after the other with papermill's Python API, using
+the parameters of ``notebooks/profiles/<profile>.yaml``; executed copies go to
+``build/<profile>/``.  A line is printed when a notebook starts and when it ends, and every
+10 s while it runs (``cell i/n, t s``).  It keeps going after a failure (reporting the failing
+cell).
 
-``python -m dpcore.runner --prepare-nbval DIR`` writes quick-profile
-parameterised (unexecuted) copies of every notebook under DIR for nbval.
+Each profile has its own output folder, so profiles never overwrite each other: ``figures/``
+for ``quick`` (committed) and ``figures/paper/`` for ``paper``.  At the end the runner gathers
+the notebooks' ``*.claims.csv`` into ``<folder>/claims.csv`` and ``<folder>/SCORECARD.md``,
+and writes ``figures/ERRATA.md`` from the claim specifications
+(:func:`dpcore.papers.all_specs`).  It always prints a summary line, and exits non-zero when a
+notebook failed, when a claim is ``differs``, or when the claims are inconsistent (a status
+outside the vocabulary, a status that does not follow from the specification, an unknown or
+duplicate key, a row of another profile).
+
+``python -m dpcore.runner --prepare-nbval DIR`` writes quick-profile parameterised copies of
+every notebook under ``DIR`` for nbval; their claims go to ``DIR/figures``.
+
+``python -m dpcore.runner --check-claims DIR`` (the last step of ``make test``) checks the
+claims that a fresh quick run wrote under ``DIR`` and the committed ``figures/claims.csv``:
+neither may have a ``differs`` row or an inconsistent row, and the fresh values may not drift
+from the committed ones beyond each claim's tolerance.
 """
 
 from __future__ import annotations
@@ -22,8 +36,9 @@ import fnmatch
 import os
 import shutil
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -31,21 +46,30 @@ from typing import TextIO
 import yaml
 
 from dpcore import claims as claims_mod
-from dpcore.paths import build_dir, figures_dir, notebooks_dir
-from dpcore.report import PROFILES, atomic_path
+from dpcore.claims import ClaimSpec, parse_value, values_match
+from dpcore.paths import PROFILES, atomic_write_text, build_dir, figures_dir, notebooks_dir, profile_figures_dir
 from dpcore.validation import check_choice
 
 __all__ = [
+    "ClaimsProblem",
     "discover",
     "load_profile",
     "notebook_parameters",
     "run_notebooks",
+    "claim_problems",
+    "drift_problems",
+    "check_claims",
     "write_claims_summary",
+    "errata_markdown",
+    "write_errata",
     "prepare_nbval",
     "main",
 ]
 
 KERNEL = "python3"
+ENGINE = "dpcore-progress"
+PROGRESS_EVERY = 10.0  # seconds between progress lines of a running notebook
+_GLOB_CHARS = set("*?[")
 
 
 @dataclass
@@ -56,23 +80,53 @@ class Result:
     error: str = ""
 
 
+class ClaimsProblem(ValueError):
+    """The claims of a run are inconsistent or fail (``differs``); ``problems`` lists each one."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
 def notebook_key(path: Path, root: Path | None = None) -> str:
     """``notebooks/00_accounting/x.ipynb`` -> ``00_accounting/x``."""
     root = root or notebooks_dir()
     return path.relative_to(root).with_suffix("").as_posix()
 
 
-def discover(pattern: str = "*", root: Path | None = None) -> list[Path]:
-    """Notebooks under ``root`` whose key (or file name) matches ``pattern``, sorted."""
+def _all_notebooks(root: Path) -> list[Path]:
+    return [p for p in sorted(root.rglob("*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+
+
+def discover(pattern: str | Sequence[str] = "*", root: Path | None = None) -> list[Path]:
+    """Notebooks under ``root`` whose key equals ``pattern`` or matches it as a glob, sorted.
+
+    ``pattern`` may be a list of patterns (their union).  Raises ``ValueError`` for an empty
+    pattern and for a pattern that matches no notebook (a bare name such as
+    ``dpsgd_accountants`` is not a key: the message suggests the matching keys).
+    """
     root = root or notebooks_dir()
-    found = []
-    for path in sorted(root.rglob("*.ipynb")):
-        if ".ipynb_checkpoints" in path.parts:
-            continue
-        key = notebook_key(path, root)
-        if fnmatch.fnmatch(key, pattern) or fnmatch.fnmatch(path.name, pattern) or fnmatch.fnmatch(key, f"*{pattern}*"):
-            found.append(path)
-    return found
+    patterns = [pattern] if isinstance(pattern, str) else list(pattern)
+    if not patterns:
+        raise ValueError("pattern must name at least one notebook key or glob")
+    paths = _all_notebooks(root)
+    keys = {notebook_key(p, root): p for p in paths}
+    chosen: set[str] = set()
+    for pat in patterns:
+        if not isinstance(pat, str) or not pat.strip():
+            raise ValueError(f"pattern must be a non-empty notebook key or glob, got {pat!r}")
+        if _GLOB_CHARS & set(pat):
+            matched = {k for k in keys if fnmatch.fnmatchcase(k, pat)}
+        else:
+            matched = {pat} if pat in keys else set()
+        if not matched:
+            hint = sorted(k for k in keys if k.rsplit("/", 1)[-1] == pat or pat in k)
+            raise ValueError(
+                f"pattern {pat!r} matches no notebook key under {root}"
+                + (f"; did you mean {', '.join(hint)}?" if hint else f"; keys look like {next(iter(keys), '?')!r}")
+            )
+        chosen |= matched
+    return [keys[k] for k in sorted(chosen)]
 
 
 def load_profile(profile: str, root: Path | None = None) -> dict[str, dict]:
@@ -106,7 +160,7 @@ def _describe_failure(exc: BaseException) -> str:
 @contextlib.contextmanager
 def _stderr_to(path: Path) -> Iterator[None]:
     """Send this process's (and the kernel's) OS-level stderr to ``path`` while executing,
-    so the progress lines stay one per notebook; the log sits next to the executed copy."""
+    so the progress lines stay readable; the log sits next to the executed copy."""
     sys.stderr.flush()
     saved = os.dup(2)
     with open(path, "w") as log:
@@ -119,6 +173,60 @@ def _stderr_to(path: Path) -> Iterator[None]:
             os.close(saved)
 
 
+# ---------------------------------------------------------------------------------------------
+# live progress
+# ---------------------------------------------------------------------------------------------
+class _Progress:
+    """Prints ``... <key>: cell i/n, t s`` every ``every`` seconds while a notebook runs."""
+
+    def __init__(self, key: str, stream: TextIO, every: float) -> None:
+        self.key, self.stream, self.every = key, stream, every
+        self.cell, self.total = 0, 0
+        self.start = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"progress {key}", daemon=True)
+
+    def __enter__(self) -> _Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every):
+            elapsed = time.perf_counter() - self.start
+            where = f"cell {self.cell}/{self.total}" if self.cell else "starting the kernel"
+            print(f"  ... {self.key}: {where}, {elapsed:.0f} s", file=self.stream, flush=True)
+
+
+_ACTIVE: list[_Progress] = []  # the progress of the notebook being executed (one at a time)
+
+
+def _progress_engine() -> str:
+    """Register (once) a papermill engine that reports the executing cell to :class:`_Progress`."""
+    from papermill.engines import NBClientEngine, papermill_engines
+
+    class ProgressEngine(NBClientEngine):
+        @classmethod
+        def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):  # noqa: ANN001, ANN206
+            cell_start = nb_man.cell_start
+
+            def tracked(cell, cell_index=None, **kw):  # noqa: ANN001, ANN202
+                for progress in _ACTIVE:
+                    progress.cell = (cell_index or 0) + 1
+                    progress.total = len(nb_man.nb.cells)
+                return cell_start(cell, cell_index, **kw)
+
+            nb_man.cell_start = tracked
+            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+
+    if ENGINE not in papermill_engines._engines:
+        papermill_engines.register(ENGINE, ProgressEngine)
+    return ENGINE
+
+
 def run_notebooks(
     paths: list[Path],
     *,
@@ -127,31 +235,42 @@ def run_notebooks(
     out_build: Path,
     root: Path | None = None,
     stream: TextIO = sys.stdout,
+    progress_every: float = PROGRESS_EVERY,
 ) -> list[Result]:
     """Execute ``paths`` one after the other with papermill; never stops at a failure.
 
-    ``root`` is the notebooks folder (keys and ``profiles/`` are relative to it).
+    ``root`` is the notebooks folder (keys and ``profiles/`` are relative to it).  Prints a line
+    when each notebook starts and ends, and ``cell i/n, t s`` every ``progress_every`` seconds.
     """
     import papermill
 
+    if not progress_every > 0:
+        raise ValueError(f"progress_every must be > 0 seconds, got {progress_every!r}")
     os.environ.setdefault("MPLBACKEND", "Agg")
     table = load_profile(profile, root)
+    engine = _progress_engine()
     results = []
-    for path in paths:
+    for index, path in enumerate(paths, start=1):
         key = notebook_key(path, root)
         output = out_build / f"{key}.ipynb"
         output.parent.mkdir(parents=True, exist_ok=True)
+        print(f"start  [{index}/{len(paths)}] {key}", file=stream, flush=True)
         start = time.perf_counter()
         try:
-            with _stderr_to(output.with_suffix(".stderr.log")):
-                papermill.execute_notebook(
-                    str(path),
-                    str(output),
-                    parameters=notebook_parameters(key, profile, out_figures, table),
-                    kernel_name=KERNEL,
-                    cwd=str(path.parent),
-                    progress_bar=False,
-                )
+            with _stderr_to(output.with_suffix(".stderr.log")), _Progress(key, stream, progress_every) as progress:
+                _ACTIVE.append(progress)
+                try:
+                    papermill.execute_notebook(
+                        str(path),
+                        str(output),
+                        parameters=notebook_parameters(key, profile, out_figures, table),
+                        kernel_name=KERNEL,
+                        engine_name=engine,
+                        cwd=str(path.parent),
+                        progress_bar=False,
+                    )
+                finally:
+                    _ACTIVE.remove(progress)
             result = Result(key, True, time.perf_counter() - start)
         except Exception as exc:  # a failing notebook must not stop the others
             result = Result(key, False, time.perf_counter() - start, _describe_failure(exc))
@@ -163,23 +282,213 @@ def run_notebooks(
     return results
 
 
-def write_claims_summary(out_figures: Path) -> list[dict]:
-    """Gather every notebook's claims into ``claims.csv`` and write ``SCORECARD.md``."""
-    rows = claims_mod.collect(out_figures)
+# ---------------------------------------------------------------------------------------------
+# claims: consistency, drift, summary files
+# ---------------------------------------------------------------------------------------------
+def _row_id(row: dict) -> str:
+    return f"{row.get('paper', '?')}/{row.get('key', '?')}"
+
+
+def _row_tolerance(spec: ClaimSpec, status: str) -> tuple[float, float]:
+    if status == "differs-explained" and spec.erratum is not None:
+        return spec.erratum.rtol, spec.erratum.atol
+    return spec.rtol, spec.atol
+
+
+def claim_problems(
+    rows: Iterable[dict], specs: Iterable[ClaimSpec] | None, *, profile: str, allow_differs: bool = False
+) -> list[str]:
+    """Everything wrong with a set of claim rows, one message each (empty: all fine).
+
+    Checks each row's status is in :data:`~dpcore.claims.STATUSES` and not ``differs`` (unless
+    ``allow_differs``), its profile is ``profile``, its ``(paper, key)`` occurs once, and, when
+    ``specs`` is given, that the key is specified and the row's paper value and status follow from
+    the specification (a stale row after an edited spec, or a hand-typed status, is caught).
+    """
+    table = None if specs is None else {(s.paper, s.key): s for s in specs}
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for row in rows:
+        ident = (row.get("paper", ""), row.get("key", ""))
+        name = _row_id(row)
+        status = row.get("status", "")
+        if ident in seen:
+            problems.append(f"{name}: checked twice")
+        seen.add(ident)
+        if status not in claims_mod.STATUSES:
+            problems.append(f"{name}: status {status!r} is not one of {claims_mod.STATUSES}")
+            continue
+        if row.get("profile") != profile:
+            problems.append(f"{name}: profile {row.get('profile')!r} in the {profile!r} claims")
+        if status == "differs" and not allow_differs:
+            problems.append(
+                f"{name}: differs (paper {row.get('paper_value')}, ours {row.get('our_value')}, {row.get('tolerance')})"
+            )
+        if table is None:
+            continue
+        spec = table.get(ident)
+        if spec is None:
+            problems.append(f"{name}: no such claim in dpcore.papers.*.claims")
+            continue
+        if row.get("paper_value") != claims_mod.format_value(spec.value):
+            problems.append(f"{name}: paper value {row.get('paper_value')} but the spec says {spec.value!r}")
+        ours = parse_value(row.get("our_value", ""), like=spec.value)
+        expected = claims_mod.compute_status(spec, ours)
+        if status != expected:
+            problems.append(f"{name}: status {status}, but ours = {row.get('our_value')} gives {expected} by the spec")
+    return problems
+
+
+def drift_problems(fresh: Iterable[dict], committed: Iterable[dict], specs: Iterable[ClaimSpec]) -> list[str]:
+    """Rows of a fresh run that differ from the committed ones beyond the claim's tolerance.
+
+    A claim in one set and not the other, a changed status, or an our-value further from the
+    committed one than the tolerance of the claim (the erratum's for ``differs-explained``) is
+    drift; values that are text or bool must be equal.
+    """
+    table = {(s.paper, s.key): s for s in specs}
+    new = {(r["paper"], r["key"]): r for r in fresh}
+    old = {(r["paper"], r["key"]): r for r in committed}
+    problems = [f"{p}/{k}: in the fresh run but not in the committed claims" for p, k in sorted(set(new) - set(old))]
+    problems += [f"{p}/{k}: in the committed claims but not in the fresh run" for p, k in sorted(set(old) - set(new))]
+    for ident in sorted(set(new) & set(old)):
+        a, b = old[ident], new[ident]
+        name = _row_id(a)
+        if a["status"] != b["status"]:
+            problems.append(f"{name}: status {a['status']} committed, {b['status']} now")
+            continue
+        spec = table.get(ident)
+        if spec is None:
+            problems.append(f"{name}: no such claim in dpcore.papers.*.claims")
+            continue
+        ours_old = parse_value(a["our_value"], like=spec.value)
+        ours_new = parse_value(b["our_value"], like=spec.value)
+        if ours_old is None and ours_new is None:
+            continue
+        rtol, atol = _row_tolerance(spec, a["status"])
+        if ours_old is None or ours_new is None or not values_match(ours_old, ours_new, rtol=rtol, atol=atol):
+            problems.append(
+                f"{name}: ours {a['our_value']} committed, {b['our_value']} now (tolerance {a['tolerance']})"
+            )
+    return problems
+
+
+def _gather(out_figures: Path, profile: str) -> list[dict]:
+    """The per-notebook claims of ``profile`` under ``out_figures`` (other profiles' folders skipped)."""
+    others = [profile_figures_dir(p, out_figures) for p in PROFILES if p != profile and p != "quick"]
+    return claims_mod.collect(out_figures, exclude=others)
+
+
+def write_claims_summary(out_figures: Path, profile: str = "quick") -> list[dict]:
+    """Gather every notebook's claims under ``out_figures`` into ``claims.csv`` and ``SCORECARD.md``.
+
+    Raises ``ValueError`` (before writing anything) for a status outside the vocabulary.
+    """
+    rows = _gather(out_figures, profile)
+    card = claims_mod.scorecard_markdown(rows, profile=profile)
     claims_mod.write_claims_csv(rows, out_figures / "claims.csv")
-    with atomic_path(out_figures / "SCORECARD.md") as tmp:
-        tmp.write_text(claims_mod.scorecard_markdown(rows), encoding="utf-8")
+    atomic_write_text(out_figures / "SCORECARD.md", card)
     return rows
 
 
+def _read_optional(path: Path) -> dict[tuple[str, str], dict]:
+    if not path.exists():
+        return {}
+    return {(r["paper"], r["key"]): r for r in claims_mod.read_claims_csv(path)}
+
+
+def _md(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def errata_markdown(specs: Iterable[ClaimSpec], results: dict[str, dict[tuple[str, str], dict]]) -> str:
+    """``ERRATA.md``: per paper, every erratum with the printed and the corrected value, the evidence,
+    and our current value and status per profile (``results`` maps a profile to its claims.csv rows)."""
+    specs = [s for s in specs if s.erratum is not None]
+    order = {p: i for i, p in enumerate(claims_mod.PAPERS)}
+    lines = [
+        "# Errata: numbers in the papers that dpcore does not reproduce, and what we get instead",
+        "",
+        "Generated by `make figures` from the claim specifications in `dpcore/papers/*/claims.py` (the printed "
+        "value, the value we expect instead with its tolerance, and the evidence) and our current values from "
+        "`claims.csv` of each profile. `differs-explained` means our value matches the corrected value; `differs` "
+        "would mean it matches neither (and `make figures` fails).",
+        "",
+        f"{len(specs)} errata.",
+    ]
+    columns = ["key", "artifact", "quantity", "paper value (source, location)", "corrected value", "evidence"]
+    columns += [f"ours ({p})" for p in results]
+    for paper in sorted({s.paper for s in specs}, key=lambda p: order.get(p, 99)):
+        lines += ["", f"## Paper {paper}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for spec in (s for s in specs if s.paper == paper):
+            erratum = spec.erratum
+            assert erratum is not None  # filtered above
+            cells = [
+                spec.key,
+                spec.artifact,
+                spec.quantity,
+                f"{claims_mod.format_value(spec.value)} ({spec.source}: {spec.location})",
+                f"{claims_mod.format_value(erratum.expected)} ({erratum.tolerance})",
+                erratum.evidence,
+            ]
+            for rows in results.values():
+                row = rows.get((spec.paper, spec.key))
+                cells.append(f"{row['our_value'] or '—'} ({row['status']})" if row else "not in claims.csv")
+            lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_errata(specs: Iterable[ClaimSpec], root: Path) -> Path:
+    """Write ``<root>/ERRATA.md`` with our values from each profile's ``claims.csv`` that exists."""
+    results = {p: _read_optional(profile_figures_dir(p, root) / "claims.csv") for p in PROFILES}
+    results = {p: rows for p, rows in results.items() if rows}
+    return atomic_write_text(root / "ERRATA.md", errata_markdown(specs, results))
+
+
+def check_claims(
+    fresh_dir: Path, committed_csv: Path, specs: Iterable[ClaimSpec], *, stream: TextIO = sys.stdout
+) -> int:
+    """The drift check of ``make test``: 0 when the fresh quick claims under ``fresh_dir`` and the
+    committed ``committed_csv`` are consistent, have no ``differs`` row, and agree within tolerance."""
+    specs = list(specs)
+    problems: list[str] = []
+    fresh = _gather(fresh_dir, "quick")
+    if not fresh:
+        problems.append(f"no *.claims.csv under {fresh_dir}: did the quick notebooks run?")
+    if not committed_csv.exists():
+        problems.append(f"{committed_csv} does not exist: run `make figures`")
+        committed: list[dict] = []
+    else:
+        committed = claims_mod.read_claims_csv(committed_csv)
+    problems += [f"fresh run: {p}" for p in claim_problems(fresh, specs, profile="quick")]
+    problems += [f"committed {committed_csv.name}: {p}" for p in claim_problems(committed, specs, profile="quick")]
+    problems += [f"drift: {p}" for p in drift_problems(fresh, committed, specs)]
+    for problem in problems:
+        print(f"claims: {problem}", file=stream)
+    counts = {s: sum(r["status"] == s for r in fresh) for s in claims_mod.STATUSES}
+    verdict = "FAILED" if problems else "ok"
+    print(
+        f"check-claims {verdict}: {len(fresh)} fresh claims ("
+        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + f") vs {len(committed)} committed in {committed_csv}; {len(problems)} problem(s)",
+        file=stream,
+        flush=True,
+    )
+    return 1 if problems else 0
+
+
 def prepare_nbval(out_dir: Path, profile: str = "quick", root: Path | None = None) -> list[Path]:
-    """Write parameterised, unexecuted copies of every notebook for nbval (``out_dir`` is replaced)."""
+    """Write parameterised, unexecuted copies of every notebook for nbval (``out_dir`` is replaced).
+
+    The copies write their figures and claims under ``out_dir/figures`` (checked by
+    ``--check-claims``), never into the committed ``figures/``.
+    """
     import nbformat
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     table = load_profile(profile, root)
-    shutil.rmtree(out_dir, ignore_errors=True)  # no stale copies of renamed or deleted notebooks
+    shutil.rmtree(out_dir, ignore_errors=True)  # no stale copies (or claims) of renamed or deleted notebooks
     written = []
     for path in discover("*", root):
         key = notebook_key(path, root)
@@ -192,39 +501,100 @@ def prepare_nbval(out_dir: Path, profile: str = "quick", root: Path | None = Non
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dpcore.runner", description=__doc__.splitlines()[0])
-    parser.add_argument("--profile", default=os.environ.get("PROFILE", "quick"), choices=PROFILES)
-    parser.add_argument("--nb", default="*", help="glob over notebook keys, e.g. '00_accounting/*'")
-    parser.add_argument("--prepare-nbval", metavar="DIR", type=Path, help="write nbval copies and exit")
-    args = parser.parse_args(argv)
+def _specs() -> list[ClaimSpec]:
+    from dpcore.papers import all_specs
 
-    if args.prepare_nbval:
-        written = prepare_nbval(args.prepare_nbval.resolve())
-        print(f"prepared {len(written)} notebooks for nbval under {args.prepare_nbval}")
-        return 0
+    return list(all_specs())
 
-    paths = discover(args.nb or "*")
-    if not paths:
-        print(f"no notebook matches {args.nb!r}", file=sys.stderr)
+
+def _run(args: argparse.Namespace, stream: TextIO) -> int:
+    try:
+        paths = discover(args.nb)
+    except ValueError as exc:
+        print(f"error: {exc}", file=stream)
         return 2
-    print(f"running {len(paths)} notebook(s), profile={args.profile}", flush=True)
+    out_figures = profile_figures_dir(args.profile)
+    print(
+        f"running {len(paths)} notebook(s), profile={args.profile}, figures -> {out_figures}", file=stream, flush=True
+    )
     start = time.perf_counter()
     results = run_notebooks(
-        paths, profile=args.profile, out_figures=figures_dir(), out_build=build_dir() / args.profile
+        paths, profile=args.profile, out_figures=out_figures, out_build=build_dir() / args.profile, stream=stream
     )
-    rows = write_claims_summary(figures_dir())
     failed = [r for r in results if not r.ok]
-    counts = {s: sum(r["status"] == s for r in rows) for s in claims_mod.STATUSES}
+    problems: list[str] = []
+    rows: list[dict] = []
+    specs: list[ClaimSpec] | None = None
+    # every step reports its failure in the summary (exit 1) instead of a traceback
+    try:
+        specs = _specs()
+    except Exception as exc:  # reported below with exit 1: the summary line must always print
+        problems.append(f"the claim specifications do not load: {type(exc).__name__}: {exc}")
+    try:
+        rows = _gather(out_figures, args.profile)
+        problems += claim_problems(rows, specs, profile=args.profile)
+        write_claims_summary(out_figures, args.profile)
+        if specs is not None:
+            write_errata(specs, figures_dir())
+    except Exception as exc:  # reported below with exit 1: the summary line must always print
+        problems.append(f"{type(exc).__name__}: {exc}")
+    counts = {s: sum(r.get("status") == s for r in rows) for s in claims_mod.STATUSES}
+    rel = os.path.relpath(out_figures, figures_dir().parent)
     print(
         f"summary: {len(results) - len(failed)} ok, {len(failed)} failed, "
         f"{time.perf_counter() - start:.1f} s; claims: "
         + ", ".join(f"{v} {k}" for k, v in counts.items())
-        + " (figures/claims.csv, figures/SCORECARD.md)"
+        + f"; {len(problems)} claim problem(s) ({rel}/claims.csv, {rel}/SCORECARD.md, figures/ERRATA.md)",
+        file=stream,
+        flush=True,
     )
     for r in failed:
-        print(f"failed: {r.key}: {r.error}")
-    return 1 if failed else 0
+        print(f"failed: {r.key}: {r.error}", file=stream)
+    for problem in problems:
+        print(f"claims: {problem}", file=stream)
+    return 1 if failed or problems else 0
+
+
+def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dpcore.runner", description=__doc__.splitlines()[0])
+    parser.add_argument("--profile", default=os.environ.get("PROFILE", "quick"), choices=PROFILES)
+    parser.add_argument(
+        "--nb",
+        action="append",
+        default=None,
+        help="notebook key (e.g. '00_accounting/dpsgd_accountants') or glob over keys ('00_accounting/*'); repeatable",
+    )
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--prepare-nbval", metavar="DIR", type=Path, help="write nbval copies and exit")
+    group.add_argument(
+        "--check-claims",
+        metavar="DIR",
+        type=Path,
+        help="check the claims a fresh quick run wrote under DIR against the committed figures/claims.csv",
+    )
+    group.add_argument("--errata", action="store_true", help="only (re)write figures/ERRATA.md")
+    parser.add_argument(
+        "--committed", type=Path, default=None, help="committed claims.csv for --check-claims (default figures/)"
+    )
+    args = parser.parse_args(argv)
+    args.nb = args.nb if args.nb is not None else ["*"]
+
+    if args.prepare_nbval:
+        written = prepare_nbval(args.prepare_nbval.resolve())
+        print(f"prepared {len(written)} notebooks for nbval under {args.prepare_nbval}", file=stream)
+        return 0
+    if args.check_claims:
+        committed = args.committed or figures_dir() / "claims.csv"
+        try:
+            specs = _specs()
+        except (ValueError, ImportError) as exc:
+            print(f"check-claims FAILED: the claim specifications do not load: {exc}", file=stream)
+            return 1
+        return check_claims(args.check_claims, committed, specs, stream=stream)
+    if args.errata:
+        print(f"wrote {write_errata(_specs(), figures_dir())}", file=stream)
+        return 0
+    return _run(args, stream)
 
 
 if __name__ == "__main__":

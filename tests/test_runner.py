@@ -1,4 +1,8 @@
-"""The notebook runner: parameters from the profile, failures reported, claims gathered."""
+"""The notebook runner: key/glob selection, progress, failures reported, claims gathered and checked.
+
+The notebooks here are tiny fakes in ``tmp_path``; their claim specifications are defined by
+``SPECS_SRC``, executed both in the notebooks and in the tests.
+"""
 
 import io
 
@@ -6,26 +10,58 @@ import nbformat
 import pytest
 
 from dpcore import runner
-from dpcore.claims import COLUMNS
+from dpcore.claims import COLUMNS, ClaimsLog, read_claims_csv
+
+SPECS_SRC = """
+from dpcore.claims import ClaimSpec, Erratum
+SPECS = (
+    ClaimSpec("ref", "t.value", "test", "value", 2.0, "reference", "a test publication", rtol=1e-3),
+    ClaimSpec("000", "t.wrong", "Table 8", "epsilon of row 3", 1.5, "printed", "Table 8, row 3", rtol=1e-3,
+              erratum=Erratum(1.25, "s = 1267 gives 1.25 (Thm 3.1)", rtol=1e-3)),
+)
+"""
+
+
+def _specs(src=SPECS_SRC):
+    scope = {}
+    exec(src, scope)  # noqa: S102 - the test's own literal source
+    return scope["SPECS"]
+
+
+SPECS = _specs()
 
 
 def _notebook(path, body):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell('profile = "quick"\nfigures_dir = None\nreduced = False\nvalue = 1')
+    params = nbformat.v4.new_code_cell(
+        'profile = "quick"\nfigures_dir = None\nreduced = False\nvalue = 1.0\nwrong = 1.25\nsleep = 0.0'
+    )
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(body)]
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
 
 
-GOOD = """
-from dpcore.claims import ClaimSpec
+GOOD = (
+    SPECS_SRC
+    + """
+import time
 from dpcore.report import Report
-SPEC = ClaimSpec("ref", "test.value", "test", "value", 2, "reference", "a test")
+time.sleep(sleep)
 report = Report("aa", "good", profile=profile, figures_dir=figures_dir)
-report.check(SPEC, value)
+report.check(SPECS[0], value)
+report.check(SPECS[1], wrong)
 report.save_claims()
+"""
+)
+
+BAD_STATUS = """
+import pathlib
+out = pathlib.Path(figures_dir) / "cc"
+out.mkdir(parents=True, exist_ok=True)
+header = "paper,key,artifact,quantity,source,location,paper_value,our_value,tolerance,status,profile,note"
+(out / "bad.claims.csv").write_text(header + "\\n000,x.y,T,q,printed,p. 1,1,1,exact,fine,quick,\\n")
 """
 
 
@@ -34,32 +70,184 @@ def project(tmp_path):
     root = tmp_path / "notebooks"
     _notebook(root / "aa" / "good.ipynb", GOOD)
     _notebook(root / "bb" / "bad.ipynb", "raise RuntimeError('deliberate failure')")
+    _notebook(root / "cc" / "badstatus.ipynb", BAD_STATUS)
     (root / "profiles").mkdir()
-    (root / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2\n")
-    (root / "profiles" / "paper.yaml").write_text("aa/good:\n  value: 3\n")
+    (root / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2.0\n")
+    (root / "profiles" / "paper.yaml").write_text("aa/good:\n  value: 2.001\n")
     return root
 
 
-def test_discover_and_glob(project):
-    assert [runner.notebook_key(p, project) for p in runner.discover("*", project)] == ["aa/good", "bb/bad"]
-    assert [runner.notebook_key(p, project) for p in runner.discover("aa/*", project)] == ["aa/good"]
+def _keys(paths, root):
+    return [runner.notebook_key(p, root) for p in paths]
 
 
-def test_run_reports_failure_and_continues(project, tmp_path):
+def test_discover_takes_exact_keys_and_globs(project):
+    assert _keys(runner.discover("*", project), project) == ["aa/good", "bb/bad", "cc/badstatus"]
+    assert _keys(runner.discover("aa/*", project), project) == ["aa/good"]
+    assert _keys(runner.discover("bb/bad", project), project) == ["bb/bad"]
+    assert _keys(runner.discover(["bb/bad", "aa/*"], project), project) == ["aa/good", "bb/bad"]
+
+
+@pytest.mark.parametrize("pattern", ["", "  ", [], "good", "aa/goo", "zz/*"])
+def test_discover_refuses_empty_and_unmatched_patterns(project, pattern):
+    with pytest.raises(ValueError, match="pattern"):
+        runner.discover(pattern, project)
+
+
+def test_discover_suggests_the_key_for_a_bare_name(project):
+    with pytest.raises(ValueError, match="did you mean aa/good"):
+        runner.discover("good", project)
+
+
+def test_run_reports_start_progress_failure_and_continues(project, tmp_path):
+    (project / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2.0\n  sleep: 1.5\n")
     stream = io.StringIO()
-    paths = runner.discover("*", project)[::-1]  # failing one first: the other must still run
+    paths = runner.discover(["bb/bad", "aa/good"], project)[::-1]  # failing one first: the other must still run
     results = runner.run_notebooks(
-        paths, profile="quick", out_figures=tmp_path / "fig", out_build=tmp_path / "build", root=project, stream=stream
+        paths,
+        profile="quick",
+        out_figures=tmp_path / "fig",
+        out_build=tmp_path / "build",
+        root=project,
+        stream=stream,
+        progress_every=0.4,
     )
     assert [r.ok for r in results] == [False, True]
     text = stream.getvalue()
+    assert "start  [1/2] bb/bad" in text and "start  [2/2] aa/good" in text
     assert "FAILED" in text and "RuntimeError: deliberate failure" in text and "cell 2" in text and "starting" in text
+    assert "  ... aa/good: cell 3/3, " in text  # periodic progress while the slow cell runs (3 = after injection)
     assert (tmp_path / "build" / "aa" / "good.ipynb").exists()
     rows = runner.write_claims_summary(tmp_path / "fig")
-    assert rows[0]["status"] == "reproduced"  # the quick profile injected value = 2
+    assert [r["status"] for r in rows] == ["reproduced", "differs-explained"]  # the quick profile injected 2.0
+    assert runner.claim_problems(rows, SPECS, profile="quick") == []
     header = (tmp_path / "fig" / "claims.csv").read_text().splitlines()[0]
     assert header == ",".join(COLUMNS)
     assert (tmp_path / "fig" / "SCORECARD.md").read_text().startswith("# Scorecard")
+
+
+def _fresh(tmp_path, name, value=2.0, wrong=1.25, specs=SPECS):
+    log = ClaimsLog()
+    log.check(specs[0], value)
+    log.check(specs[1], wrong)
+    log.write(tmp_path / name / "aa" / "good.claims.csv")
+    return tmp_path / name
+
+
+@pytest.fixture
+def committed(tmp_path):
+    fresh = _fresh(tmp_path, "committed-run", value=1.999)
+    runner.write_claims_summary(fresh)
+    return fresh / "claims.csv"
+
+
+def _check(fresh, committed, specs=SPECS):
+    stream = io.StringIO()
+    code = runner.check_claims(fresh, committed, specs, stream=stream)
+    return code, stream.getvalue()
+
+
+def test_check_claims_passes_when_nothing_moved(tmp_path, committed):
+    code, text = _check(_fresh(tmp_path, "fresh", value=1.9995), committed)
+    assert code == 0 and "check-claims ok" in text, text
+
+
+def test_check_claims_fails_when_a_claim_flips_to_differs(tmp_path, committed):
+    code, text = _check(_fresh(tmp_path, "fresh", value=2.5), committed)
+    assert code == 1 and "t.value: differs" in text and "status reproduced committed, differs now" in text
+
+
+def test_check_claims_fails_when_an_erratum_no_longer_matches(tmp_path, committed):
+    edited = _specs(SPECS_SRC.replace("Erratum(1.25", "Erratum(1.3"))
+    code, text = _check(_fresh(tmp_path, "fresh", specs=edited), committed, specs=edited)
+    assert code == 1 and "000/t.wrong: differs" in text
+    # the committed claims, computed under the old erratum, no longer follow from the edited spec
+    code, text = _check(_fresh(tmp_path, "fresh2"), committed, specs=edited)
+    assert code == 1 and "status differs-explained, but ours = 1.25 gives differs by the spec" in text
+
+
+def test_check_claims_fails_on_drift_within_the_status(tmp_path, committed):
+    code, text = _check(_fresh(tmp_path, "fresh", value=2.0015), committed)  # still reproduced, but moved
+    assert code == 1 and "drift: ref/t.value: ours 1.999 committed, 2.0015 now" in text
+
+
+def test_check_claims_fails_on_missing_and_unknown_rows(tmp_path, committed):
+    fresh = tmp_path / "fresh"
+    log = ClaimsLog()
+    log.check(SPECS[0], 1.999)
+    log.write(fresh / "aa" / "good.claims.csv")
+    code, text = _check(fresh, committed)
+    assert code == 1 and "000/t.wrong: in the committed claims but not in the fresh run" in text
+    code, text = _check(_fresh(tmp_path, "f2", value=1.999), committed, specs=SPECS[1:])
+    assert code == 1 and "no such claim" in text
+    code, text = _check(tmp_path / "empty", committed)
+    assert code == 1 and "no *.claims.csv" in text
+
+
+def test_check_claims_cli_exit_code(tmp_path, committed, monkeypatch):
+    monkeypatch.setattr(runner, "_specs", lambda: list(SPECS))
+    fresh = _fresh(tmp_path, "fresh", value=2.5)
+    stream = io.StringIO()
+    assert runner.main(["--check-claims", str(fresh), "--committed", str(committed)], stream=stream) == 1
+    assert "check-claims FAILED" in stream.getvalue()
+    stream = io.StringIO()
+    ok = _fresh(tmp_path, "fresh-ok", value=1.999)
+    assert runner.main(["--check-claims", str(ok), "--committed", str(committed)], stream=stream) == 0
+
+
+def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, committed):
+    rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
+    text = runner.errata_markdown(SPECS, {"quick": rows})
+    assert "## Paper 000" in text and "Paper ref" not in text  # only specs with an erratum
+    assert "| t.wrong | Table 8 | epsilon of row 3 | 1.5 (printed: Table 8, row 3) | 1.25 (rel 0.001) |" in text
+    assert "s = 1267 gives 1.25 (Thm 3.1) | 1.25 (differs-explained) |" in text
+
+
+@pytest.fixture
+def repo(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_ROOT", str(tmp_path))
+    monkeypatch.setattr(runner, "_specs", lambda: list(SPECS))
+    return tmp_path
+
+
+def test_main_profiles_never_mix_and_errata_is_written(repo):
+    stream = io.StringIO()
+    assert runner.main(["--profile", "quick", "--nb", "aa/good"], stream=stream) == 0, stream.getvalue()
+    assert "summary: 1 ok, 0 failed" in stream.getvalue()
+    assert runner.main(["--profile", "paper", "--nb", "aa/*"], stream=stream) == 0, stream.getvalue()
+    quick = read_claims_csv(repo / "figures" / "claims.csv")
+    paper = read_claims_csv(repo / "figures" / "paper" / "claims.csv")
+    assert {r["profile"] for r in quick} == {"quick"} and {r["profile"] for r in paper} == {"paper"}
+    assert [r["our_value"] for r in quick] == ["2.0", "1.25"] and [r["our_value"] for r in paper] == ["2.001", "1.25"]
+    assert (repo / "figures" / "paper" / "SCORECARD.md").read_text().startswith("# Scorecard")
+    errata = (repo / "figures" / "ERRATA.md").read_text()
+    assert "ours (quick)" in errata and "ours (paper)" in errata and "t.wrong" in errata
+
+
+def test_main_fails_loudly_but_always_prints_the_summary(repo):
+    stream = io.StringIO()
+    code = runner.main(["--nb", "*"], stream=stream)
+    text = stream.getvalue()
+    assert code == 1
+    assert "summary: 2 ok, 1 failed" in text
+    assert "failed: bb/bad" in text
+    assert "status 'fine' is not one of" in text
+    assert "Traceback" not in text
+
+
+def test_main_fails_on_a_differs_row(repo):
+    (repo / "notebooks" / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2.5\n")
+    stream = io.StringIO()
+    assert runner.main(["--nb", "aa/good"], stream=stream) == 1
+    assert "1 differs" in stream.getvalue() and "ref/t.value: differs" in stream.getvalue()
+
+
+@pytest.mark.parametrize("pattern", ["", "good"])
+def test_main_refuses_bad_patterns(repo, pattern):
+    stream = io.StringIO()
+    assert runner.main(["--nb", pattern], stream=stream) == 2
+    assert "error: pattern" in stream.getvalue()
+    assert not (repo / "build").exists()
 
 
 def test_prepare_nbval_injects_quick_parameters(project, tmp_path):
@@ -70,7 +258,8 @@ def test_prepare_nbval_injects_quick_parameters(project, tmp_path):
     assert not stale.exists()
     nb = nbformat.read(written[0], as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
-    assert injected and "value = 2" in injected[0].source and "figures_dir" in injected[0].source
+    assert injected and "value = 2.0" in injected[0].source
+    assert str(tmp_path / "nbval" / "figures") in injected[0].source
 
 
 def test_bad_profile(project):
