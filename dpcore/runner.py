@@ -452,14 +452,21 @@ def check_claims(
     committed ``committed_csv`` are consistent, have no ``differs`` row, and agree within tolerance."""
     specs = list(specs)
     problems: list[str] = []
-    fresh = _gather(fresh_dir, "quick")
+    try:
+        fresh = _gather(fresh_dir, "quick")
+    except ValueError as exc:  # a per-notebook CSV with other columns: reported, exit 1
+        problems.append(str(exc))
+        fresh = []
     if not fresh:
         problems.append(f"no *.claims.csv under {fresh_dir}: did the quick notebooks run?")
+    committed: list[dict] = []
     if not committed_csv.exists():
         problems.append(f"{committed_csv} does not exist: run `make figures`")
-        committed: list[dict] = []
     else:
-        committed = claims_mod.read_claims_csv(committed_csv)
+        try:
+            committed = claims_mod.read_claims_csv(committed_csv)
+        except ValueError as exc:  # old columns: reported, exit 1
+            problems.append(f"{exc}: run `make figures`")
     problems += [f"fresh run: {p}" for p in claim_problems(fresh, specs, profile="quick")]
     problems += [f"committed {committed_csv.name}: {p}" for p in claim_problems(committed, specs, profile="quick")]
     problems += [f"drift: {p}" for p in drift_problems(fresh, committed, specs)]

@@ -2,6 +2,7 @@
 
 import csv
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -316,3 +317,51 @@ def test_real_paper_packages_have_unique_keys():
 
     specs = all_specs()
     assert len({(s.paper, s.key) for s in specs}) == len(specs)
+
+
+def _literal_constants(path):
+    """Every literal value in a module (numbers, negated numbers, strings, bools, math.inf)."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Constant) and node.value is not None:
+            found.add((type(node.value), node.value))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            if isinstance(node.operand.value, int | float) and not isinstance(node.operand.value, bool):
+                found.add((type(node.operand.value), -node.operand.value))
+        elif isinstance(node, ast.Attribute) and node.attr == "inf":
+            found.add((float, math.inf))
+    return found
+
+
+def computed_printed_values():
+    """``printed`` specs whose value is not written as a literal in their claims.py (i.e. computed)."""
+    import importlib
+
+    from dpcore.papers import claims_modules
+
+    bad = []
+    for name in claims_modules():
+        module = importlib.import_module(name)
+        constants = _literal_constants(Path(module.__file__))
+        for s in module.SPECS:
+            value = s.value
+            literal = (type(value), value) in constants or (
+                isinstance(value, int) and not isinstance(value, bool) and (float, float(value)) in constants
+            )
+            if s.source == "printed" and not literal:
+                bad.append(f"{s.paper}/{s.key}: {value!r}")
+    return bad
+
+
+def test_printed_values_are_literals_not_computed():
+    assert computed_printed_values() == []
+
+
+def test_literal_check_catches_a_computed_printed_value(fake_papers):
+    _package(fake_papers, "zz_a", CLAIMS_PY.format(key="a.one").replace('"derived"', '"printed"'))
+    assert computed_printed_values() == []
+    computed = CLAIMS_PY.format(key="b.one").replace('"derived"', '"printed"').replace("2.0e-3", "2.0e-3 * 1.5")
+    _package(fake_papers, "zz_b", computed)
+    assert computed_printed_values() == ["004/b.one: 0.003"]
