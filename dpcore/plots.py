@@ -57,8 +57,8 @@ def use_style(*, force: bool = False) -> None:
 def series_style(index: int, *, n: int | None = None, markers: bool = True) -> dict[str, Any]:
     """Keyword arguments for ``ax.plot`` of the ``index``-th series: colour, marker, line style, width.
 
-    Later series are drawn thinner (``linewidth`` from 2.6 down to 1.2) so a series lying exactly
-    on an earlier one still shows both.
+    Later series are drawn on top, thinner (``linewidth`` from 2.6 down to 1.2) and with smaller
+    markers, so a series lying exactly on an earlier one still shows both.
     """
     if isinstance(index, bool) or not isinstance(index, int) or index < 0:
         raise ValueError(f"index must be an integer >= 0, got {index!r}")
@@ -73,7 +73,7 @@ def series_style(index: int, *, n: int | None = None, markers: bool = True) -> d
     }
     if markers:
         # markevery as a fraction of the axes: markers stay readable on long curves
-        style.update(marker=_MARKERS[index % len(_MARKERS)], markersize=4.5, markevery=0.1)
+        style.update(marker=_MARKERS[index % len(_MARKERS)], markersize=max(3.0, 6.0 - 0.8 * index), markevery=0.1)
     return style
 
 

@@ -38,42 +38,36 @@ __all__ = ["Report", "atomic_path", "PROFILES", "FOOTER_KEY", "FOOTER_GID", "add
 FOOTER_KEY = "dpcore-footer"  # PNG text chunk holding the footer
 FOOTER_GID = "dpcore-footer"  # gid of the footer Text artist
 _FOOTER_GAP_PT = 4.0  # gap between the lowest artist and the footer, in points
-_FOOTER_PASSES = 5  # at most this many layout passes while placing the footer
+_LAYOUT_PASSES = 2  # draws before the layout is frozen (savefig with bbox_inches="tight" draws twice)
 
 
 def add_footer(fig: Figure, label: str) -> Any:
     """Put ``label`` below everything drawn on ``fig`` (right-aligned); return the Text artist.
 
-    The figure is laid out first (a draw), then the footer is placed under the lowest artist's
-    bounding box, so it never overlaps axis labels, tick labels or legends; ``savefig`` with
-    ``bbox_inches="tight"`` grows the saved image to include it.  An earlier footer is replaced.
+    The figure is laid out first (its layout engine, if any, runs as ``savefig`` would run it),
+    then the layout is frozen (``set_layout_engine("none")``: the axes keep their positions) and
+    the footer is placed under the lowest artist's bounding box, so it never overlaps axis
+    labels, tick labels or legends; ``savefig(bbox_inches="tight")`` grows the saved image to
+    include it.  Figure legends are re-anchored to figure coordinates (same place on screen): the
+    tight crop replaces the figure's bounding box they are anchored to, which would otherwise pull
+    a legend at the bottom onto the footer.  An earlier footer is replaced.
     """
+    if not isinstance(label, str) or not label:
+        raise ValueError(f"label must be a non-empty string, got {label!r}")
     for text in list(fig.texts):
         if text.get_gid() == FOOTER_GID:
             text.remove()
-    footer = fig.text(1.0, 0.0, label, ha="right", va="top", fontsize=7, color="0.35", gid=FOOTER_GID)
-    width, height = fig.get_size_inches()
-    previous = None
-    # A draw runs the layout engine (tight/constrained layouts may need a few passes to settle);
-    # place the footer under the lowest artist until its position no longer moves.
-    for _ in range(_FOOTER_PASSES):
+    for _ in range(_LAYOUT_PASSES):  # tight/constrained layouts settle in a pass or two, as in savefig
         fig.canvas.draw()
-        bbox = _bbox_without(fig, footer)  # inches
-        position = (bbox.x1 / width, (bbox.y0 - _FOOTER_GAP_PT / 72.0) / height)
-        footer.set_position(position)
-        if previous is not None and abs(position[1] - previous[1]) * height * 72.0 < 0.5:
-            break
-        previous = position
-    return footer
-
-
-def _bbox_without(fig: Figure, artist: Any) -> Any:
-    """The figure's tight bounding box (inches) ignoring ``artist``."""
-    artist.set_visible(False)
-    try:
-        return fig.get_tightbbox(fig.canvas.get_renderer())
-    finally:
-        artist.set_visible(True)
+    if fig.get_layout_engine() is not None:
+        fig.set_layout_engine("none")
+    for legend in fig.legends:
+        if legend.get_bbox_to_anchor() is fig.bbox:
+            legend.set_bbox_to_anchor((0.0, 0.0, 1.0, 1.0), transform=fig.transFigure)
+    width, height = fig.get_size_inches()
+    bbox = fig.get_tightbbox(fig.canvas.get_renderer())  # inches
+    y = (bbox.y0 - _FOOTER_GAP_PT / 72.0) / height
+    return fig.text(bbox.x1 / width, y, label, ha="right", va="top", fontsize=7, color="0.35", gid=FOOTER_GID)
 
 
 class Report:

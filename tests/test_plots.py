@@ -34,7 +34,7 @@ def test_use_style_sets_the_seaborn_theme_once():
 def test_series_styles_differ_so_coinciding_lines_stay_visible():
     a, b = plots.series_style(0, n=2), plots.series_style(1, n=2)
     assert a["color"] != b["color"] and a["linestyle"] != b["linestyle"] and a["marker"] != b["marker"]
-    assert b["linewidth"] < a["linewidth"] and b["zorder"] > a["zorder"]
+    assert b["linewidth"] < a["linewidth"] and b["zorder"] > a["zorder"] and b["markersize"] < a["markersize"]
     with pytest.raises(ValueError, match="index"):
         plots.series_style(-1)
 

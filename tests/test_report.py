@@ -42,21 +42,47 @@ def test_figure_writes_png_pdf_csv_with_mode_and_metadata(tmp_path):
     assert len([t for t in fig.texts if t.get_gid() == FOOTER_GID]) == 1
 
 
+def _extents_while_saving(fig, path):
+    """Window extents of the footer and every other text/legend during the draw that ``savefig`` makes."""
+    seen = {}
+
+    def record(event):
+        renderer = event.renderer
+        footer = next(t for t in fig.texts if t.get_gid() == FOOTER_GID)
+        others = [*fig.legends, *(t for t in fig.texts if t is not footer)]
+        for ax in fig.axes:
+            others += [ax.xaxis.label, ax.title, *ax.get_xticklabels()]
+            if ax.get_legend() is not None:
+                others.append(ax.get_legend())
+        seen["footer"] = footer.get_window_extent(renderer)
+        seen["others"] = [(a, a.get_window_extent(renderer)) for a in others if a.get_visible() and _get_text(a) != ""]
+
+    cid = fig.canvas.mpl_connect("draw_event", record)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    fig.canvas.mpl_disconnect(cid)
+    return seen
+
+
 @pytest.mark.parametrize("layout", [None, "constrained", "tight"])
-def test_footer_sits_below_axis_labels_and_legend(layout):
-    fig, ax = plt.subplots(figsize=(4, 3), layout=layout)
-    ax.plot([0, 1], [0, 1], label="a very long legend entry")
-    ax.set_xlabel("a long x label that reaches the bottom of the figure\nwith a second line")
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.3))  # legend below the axes, near the footer
-    footer = add_footer(fig, "dpcore · profile=quick · REDUCED SCALE: a long note about the reduction")
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    box = footer.get_window_extent(renderer)
-    others = [ax.xaxis.label, ax.get_legend(), *ax.get_xticklabels()]
-    for artist in others:
-        other = artist.get_window_extent(renderer)
-        assert box.y1 <= other.y0 + 1e-6, f"footer overlaps {artist}"
+@pytest.mark.parametrize("figure_legend", [False, True])
+def test_footer_sits_below_everything_in_the_saved_image(layout, figure_legend, tmp_path):
+    fig, axes = plt.subplots(1, 2, figsize=(6, 3), layout=layout)
+    for ax in axes:
+        ax.plot([0, 1], [0, 1], label="a very long legend entry")
+        ax.set_xlabel("a long x label that reaches the bottom\nwith a second line")
+    if figure_legend:
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center" if layout else "lower center")
+    else:
+        axes[0].legend(loc="upper left", bbox_to_anchor=(0.0, -0.35))  # axes legend below the axes
+    add_footer(fig, "dpcore · profile=quick · REDUCED SCALE: a long note about the reduction")
+    seen = _extents_while_saving(fig, tmp_path / "f.png")
+    for artist, extent in seen["others"]:
+        assert seen["footer"].y1 <= extent.y0 + 1e-6, f"footer overlaps {artist}"
     plt.close(fig)
+
+
+def _get_text(artist):
+    return artist.get_text() if hasattr(artist, "get_text") else "legend"
 
 
 def test_saved_png_contains_the_footer_strip(tmp_path):
