@@ -525,11 +525,15 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
         f"running {len(paths)} notebook(s), profile={args.profile}, figures -> {out_figures}", file=stream, flush=True
     )
     start = time.perf_counter()
-    results = run_notebooks(
-        paths, profile=args.profile, out_figures=out_figures, out_build=build_dir() / args.profile, stream=stream
-    )
-    failed = [r for r in results if not r.ok]
     problems: list[str] = []
+    try:
+        results = run_notebooks(
+            paths, profile=args.profile, out_figures=out_figures, out_build=build_dir() / args.profile, stream=stream
+        )
+    except Exception as exc:  # e.g. a broken profile YAML: reported below with exit 1, summary still printed
+        problems.append(f"the notebooks could not be run: {type(exc).__name__}: {exc}")
+        results = []
+    failed = [r for r in results if not r.ok]
     rows: list[dict] = []
     specs: list[ClaimSpec] | None = None
     # every step reports its failure in the summary (exit 1) instead of a traceback
@@ -551,7 +555,7 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
         f"summary: {len(results) - len(failed)} ok, {len(failed)} failed, "
         f"{time.perf_counter() - start:.1f} s; claims: "
         + ", ".join(f"{v} {k}" for k, v in counts.items())
-        + f"; {len(problems)} claim problem(s) ({rel}/claims.csv, {rel}/SCORECARD.md, figures/ERRATA.md)",
+        + f"; {len(problems)} problem(s) ({rel}/claims.csv, {rel}/SCORECARD.md, figures/ERRATA.md)",
         file=stream,
         flush=True,
     )
