@@ -69,6 +69,7 @@ class Report:
         figures_dir: str | os.PathLike | None = None,
         reduced: bool = False,
         reduced_note: str = "",
+        provenance: str = "",
     ) -> None:
         if not folder or not notebook:
             raise ValueError("folder and notebook must be non-empty names")
@@ -78,6 +79,7 @@ class Report:
         self.notebook = notebook
         self.reduced = bool(reduced)
         self.reduced_note = reduced_note
+        self.provenance = provenance  # the data a figure was computed on (dpcore.data.provenance)
         self.claims = ClaimsLog()
 
     @property
@@ -85,6 +87,8 @@ class Report:
         text = f"dpcore · profile={self.profile}"
         if self.reduced:
             text += " · REDUCED SCALE" + (f": {self.reduced_note}" if self.reduced_note else "")
+        if self.provenance:
+            text += f" · data: {self.provenance}"
         return text
 
     def figure(self, fig: Figure, name: str, *, data: pd.DataFrame | None = None) -> dict[str, Path]:

@@ -4,7 +4,7 @@ Nothing is committed: ``data/`` is a git-ignored cache.  Every file is listed in
 ``data/manifest.json`` (URL, mirror path, size, license, checksum) and resolved in one order:
 the cache, the offline mirror (``DPCORE_DATA_MIRROR``, default ``../shared/data``), a download
 from the canonical URL; each verified, else :class:`DataError` says what was tried and how to
-provide the file (:mod:`dpcore.data.fetch`).  :func:`provenance` names what a result used.
+provide the file (:mod:`dpcore.data.resolve`).  :func:`provenance` names what a result used.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from dpcore.data.fetch import download, fetch, find_entry, mirror_dir
+from dpcore.data.describe import provenance
 from dpcore.data.images import (
     CIFAR10_CLASSES,
     cifar10_source,
@@ -23,7 +23,7 @@ from dpcore.data.images import (
     read_idx,
 )
 from dpcore.data.manifest import DataError, ManifestError, load_manifest, manifest_path
-from dpcore.data.provenance import provenance
+from dpcore.data.resolve import download, fetch, find_entry, mirror_dir
 from dpcore.data.synthetic import make_linear_regression, make_logistic_regression
 from dpcore.data.tabular import LIBSVM_SETS, load_digits, load_insurance, load_libsvm, load_obesity
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dpcore.data.fetch import tmp_beside
 from dpcore.data.manifest import DataError, FileEntry
+from dpcore.data.resolve import tmp_beside
 from dpcore.paths import data_dir
 
 __all__ = ["cache_path", "cached_arrays"]

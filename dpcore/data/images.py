@@ -1,6 +1,6 @@
 """Image data sets: MNIST, Fashion-MNIST (IDX), CIFAR-10 (publisher pickles or the JPEG mirror), SVHN.
 
-Every file goes through :func:`dpcore.data.fetch.fetch` (cache, mirror, download; verified).
+Every file goes through :func:`dpcore.data.resolve.fetch` (cache, mirror, download; verified).
 All loaders return ``(images uint8, labels int64)``: ``[n, 28, 28]`` for the MNIST family and
 ``[n, 32, 32, 3]`` (height, width, RGB) for CIFAR-10 and SVHN.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from dpcore.data.arrays_cache import cached_arrays
-from dpcore.data.fetch import fetch, find_entry
 from dpcore.data.manifest import DataError, FileEntry, load_manifest
+from dpcore.data.resolve import fetch, find_entry
 from dpcore.validation import check_choice
 
 __all__ = [

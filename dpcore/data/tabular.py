@@ -1,6 +1,6 @@
 """Tabular data sets: insurance, UCI obesity (paper 001), LIBSVM ijcnn1 / a9a (paper 000), sklearn digits.
 
-Files go through :func:`dpcore.data.fetch.fetch` (cache, mirror, download; verified).
+Files go through :func:`dpcore.data.resolve.fetch` (cache, mirror, download; verified).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 import numpy as np
 
 from dpcore.data.arrays_cache import cached_arrays
-from dpcore.data.fetch import fetch, find_entry
 from dpcore.data.manifest import DataError, load_manifest
+from dpcore.data.resolve import fetch, find_entry
 from dpcore.validation import check_choice
 
 __all__ = ["LIBSVM_SETS", "load_insurance", "load_obesity", "load_libsvm", "load_digits"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
-from dpcore.data.fetch import fetch
 from dpcore.data.images import cifar10_source
 from dpcore.data.manifest import load_manifest
+from dpcore.data.resolve import fetch
 from dpcore.validation import check_choice
 
 __all__ = ["provenance"]
