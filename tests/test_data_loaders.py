@@ -130,7 +130,7 @@ def test_cifar10_prefers_the_publisher_pickles_and_caches_the_decode(fake, monke
     assert data.provenance("cifar10", "train", fake.root, **fake.kw).startswith(
         "CIFAR-10 train (20; publisher python pickles, sha256 ")
     entry, _ = data.cifar10_source(root=fake.root, **fake.kw)
-    assert arrays_cache.cache_path(entry, "train", fake.root).is_file()
+    assert arrays_cache.cache_path(entry, "train", "images", fake.root).is_file()
 
     def no_decode(*args):
         raise AssertionError("decoded again instead of reading data/cache/")

@@ -175,7 +175,7 @@ def load_cifar10(
     spec = _split_spec("cifar10", split, manifest)
     entry, path = cifar10_source(variant, root, mirror=mirror, manifest=manifest)
     decode = _decode_python if entry.relative == _CIFAR_PYTHON else _decode_jpeg
-    arrays = cached_arrays(entry, split, lambda: decode(path, split), root)
+    arrays = cached_arrays(entry, split, ("images", "labels"), lambda: decode(path, split), root)
     images, labels = arrays["images"], arrays["labels"]
     if images.dtype != np.uint8 or images.shape[1:] != (32, 32, 3) or len(images) != len(labels):
         raise DataError(f"CIFAR-10 {split}: decoded arrays have shape {images.shape} / {labels.shape}")

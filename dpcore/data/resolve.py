@@ -127,6 +127,7 @@ def tmp_beside(target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
     os.close(fd)
+    os.chmod(tmp, 0o644)  # mkstemp makes it private; the cache is an ordinary folder
     return Path(tmp)
 
 
@@ -206,17 +207,16 @@ def fetch(
             return target
         tried.append(f"download {url}: {reason}")
 
-    where = f"{folder / entry.mirror}" if folder is not None and entry.mirror else "<mirror>/" + (entry.mirror or "")
     how = (
-        f"to provide it, put a verified copy at {target}"
+        f"To provide it, put a verified copy at {target}"
         + (f", or point DPCORE_DATA_MIRROR (make ... DATA_MIRROR=/path) at a folder holding {entry.mirror}"
            if entry.mirror else "")
         + (", or run with network access" if entry.urls else "")
-        + "; see data/README.md"
+        + "; see data/README.md."
     )
     raise DataError(
         f"cannot obtain data set {entry.dataset!r} file {relative!r} ({entry.algorithm} "
-        f"{entry.digest[:8]}...): " + "; ".join(tried) + f". {how} (mirror path checked: {where})"
+        f"{entry.digest[:8]}...): " + "; ".join(tried) + f". {how}"
     )
 
 

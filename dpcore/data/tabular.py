@@ -70,7 +70,7 @@ def load_libsvm(
             raise DataError(f"{path}: labels {sorted(set(np.unique(y)))} are not in {{-1, +1}}")
         return {"x": np.asarray(x.toarray(), dtype=np.float32), "y": (y > 0).astype(np.int64)}
 
-    arrays = cached_arrays(find_entry(name, relative, manifest), split, parse, root)
+    arrays = cached_arrays(find_entry(name, relative, manifest), split, ("x", "y"), parse, root)
     x, y = arrays["x"], arrays["y"]
     if spec.get("rows") is not None and len(x) != spec["rows"]:
         raise DataError(f"{name} {split}: {len(x)} rows, the manifest says {spec['rows']}")
