@@ -179,13 +179,18 @@ def fetch(
     if entry.mirror is None:
         tried.append("mirror: does not hold this data set (download only)")
     elif folder is None:
-        tried.append("mirror: none set (DPCORE_DATA_MIRROR unset and no ../shared/data)")
+        tried.append("mirror: none (DPCORE_DATA_MIRROR empty or unset, and no ../shared/data)")
     elif not (folder / entry.mirror).is_file():
         tried.append(f"mirror {folder}: no {entry.mirror}")
     else:
         tmp = tmp_beside(target)
-        shutil.copyfile(folder / entry.mirror, tmp)
-        reason = _install(tmp, target, entry)
+        try:
+            shutil.copyfile(folder / entry.mirror, tmp)
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            reason = f"cannot copy ({exc})"
+        else:
+            reason = _install(tmp, target, entry)
         if reason is None:
             return target
         tried.append(f"mirror {folder / entry.mirror}: {reason}")
