@@ -12,6 +12,10 @@ STAMP   := $(VENV)/.installed
 PROFILE ?= quick
 NB      ?= *
 export PYTHONHASHSEED := 0
+# Offline data mirror (README "Data"): $DPCORE_DATA_MIRROR if set, else ../shared/data when it exists;
+# override with `make figures DATA_MIRROR=/path`. Empty: no mirror (cache, then download).
+DATA_MIRROR ?= $(or $(DPCORE_DATA_MIRROR),$(if $(wildcard ../shared/data),../shared/data,))
+export DPCORE_DATA_MIRROR := $(if $(strip $(DATA_MIRROR)),$(abspath $(DATA_MIRROR)),)
 
 .PHONY: figures test lab bench lint venv clean
 

@@ -99,7 +99,7 @@ class Report:
         self.notebook = notebook
         self.reduced = bool(reduced)
         self.reduced_note = reduced_note
-        self.provenance = provenance
+        self.provenance = provenance  # the data a figure was computed on (dpcore.data.provenance)
         self.claims = ClaimsLog()
         from dpcore.plots import use_style
 
@@ -109,10 +109,10 @@ class Report:
     def label(self) -> str:
         """The footer text: ``dpcore · profile=… [· provenance] [· REDUCED SCALE: …]``."""
         text = f"dpcore · profile={self.profile}"
-        if self.provenance:
-            text += f" · {self.provenance}"
         if self.reduced:
             text += " · REDUCED SCALE" + (f": {self.reduced_note}" if self.reduced_note else "")
+        if self.provenance:
+            text += f" · data: {self.provenance}"
         return text
 
     def figure(self, fig: Figure, name: str, *, data: pd.DataFrame | None = None) -> dict[str, Path]:

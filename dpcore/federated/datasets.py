@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpcore.validation import check_choice, check_positive_int, check_range
+from dpcore.validation import check_positive_int, check_range
 
 __all__ = [
     "FederatedTrials",
@@ -38,7 +38,6 @@ __all__ = [
     "mnist_odd_even",
     "insurance_by_charges",
     "obesity_by_class",
-    "load_mnist_with_fallback",
     "INSURANCE_COLUMNS",
     "OBESITY_CLASSES",
     "global_optimum",
@@ -220,22 +219,6 @@ def mnist_odd_even(
         lipschitz=lipschitz,
         info={"per_digit": per_digit, "heterogeneity": p, "dim": dim, "fraction": fraction},
     )
-
-
-def load_mnist_with_fallback(split: str) -> tuple[np.ndarray, np.ndarray, str, str]:
-    """MNIST ``split`` (``"train"`` is downloaded if possible); falls back to the shipped test set.
-
-    Returns ``(images, labels, split_used, note)``; ``note`` is empty when ``split`` was used.
-    """
-    from dpcore import data
-
-    check_choice("split", split, ("train", "test"))
-    try:
-        images, labels = data.load_mnist(split, download=split == "train")
-        return images, labels, split, ""
-    except Exception as exc:  # no network / no file: the shipped test split
-        images, labels = data.load_mnist("test")
-        return images, labels, "test", f"MNIST {split} split unavailable ({type(exc).__name__}); used the test split"
 
 
 # --------------------------------------------------------------------------- insurance
