@@ -6,7 +6,8 @@ import pytest
 import torch
 from torch import nn
 
-from dpcore.accounting import gdp
+from dpcore.accounting import fdp
+from dpcore.accounting import gaussian as gdp
 from dpcore.accounting.dpsgd import dpsgd_epsilon
 from dpcore.accounting.records import choose_accountant, epsilon_for_record
 from dpcore.training import ModelMixConfig, TrainConfig, train
@@ -37,7 +38,7 @@ def test_poisson_individual_standard_is_dpsgd():
     rec = _record()
     assert choose_accountant(rec).name == "dpsgd"
     eps = epsilon_for_record(rec, 1e-5)
-    assert eps == pytest.approx(dpsgd_epsilon(1.1, 256 / 60000, 2000, 1e-5))
+    assert eps == pytest.approx(dpsgd_epsilon(1.1, sample_rate=256 / 60000, steps=2000, delta=1e-5))
     # Abadi et al. 2016 reference value through a record (σ = 4, q = 0.01, T = 10^4)
     abadi = _record(noise_multiplier=4.0, noise_std=4.0, batch_size=600, steps=10000)
     assert epsilon_for_record(abadi, 1e-5, method="rdp-mironov") == pytest.approx(1.259, abs=5e-4)
@@ -79,12 +80,12 @@ def test_fixed_size_is_gdp_uniform_with_replace_one_sensitivity():
     rec = _record(sampling="fixed", noise_convention="replace_one", noise_std=2.2)
     choice = choose_accountant(rec)
     assert choice.adjacency == "replace-one" and choice.noise_multiplier == pytest.approx(1.1)
-    mu = gdp.mu_uniform(1.1, 256 / 60000, 2000)
+    mu = fdp.clt_mu(1.1, 256 / 60000, 2000, "fixed")
     assert epsilon_for_record(rec, 1e-5) == pytest.approx(gdp.epsilon_from_mu(mu, 1e-5))
 
 
 def test_shuffling_uses_paper_003_a1_when_available():
-    pytest.importorskip("dpcore.accounting.shuffling")
+    pytest.importorskip("dpcore.accounting.shuffled")
     # σ = 2, E = 100 epochs, paper 003's convention: G_{sqrt(E)/σ} = G_5, ε ≈ 33.104 at δ = 1e-5 (note 003 §7)
     rec = _record(sampling="shuffle", noise_multiplier=2.0, noise_convention="replace_one", noise_std=4.0,
                   batch_size=600, steps=100 * 100)  # fmt: skip
@@ -120,7 +121,7 @@ def test_modelmix_dispatch():
                                  delta=1e-5)  # fmt: skip
     assert amplified == pytest.approx(expected)
     plain = epsilon_for_record(rec, 1e-5, modelmix="plain")
-    assert plain == pytest.approx(dpsgd_epsilon(0.6, 1500 / 50000, 500, 1e-5))
+    assert plain == pytest.approx(dpsgd_epsilon(0.6, sample_rate=1500 / 50000, steps=500, delta=1e-5))
     assert amplified <= epsilon_for_record(rec, 1e-5, modelmix="plain", method="rdp") * (1 + 1e-9)
 
 
@@ -130,11 +131,15 @@ def test_records_from_real_runs():
     torch.manual_seed(0)
     res = train(nn.Linear(4, 2), (x, y), TrainConfig(sampling="poisson", batch_size=20, epochs=2, clip_norm=1.0,
                 noise_multiplier=1.5, lr=0.1, device="cpu"))  # fmt: skip
-    assert epsilon_for_record(res.record, 1e-5) == pytest.approx(dpsgd_epsilon(1.5, 0.1, 20, 1e-5))
+    assert epsilon_for_record(res.record, 1e-5) == pytest.approx(
+        dpsgd_epsilon(1.5, sample_rate=0.1, steps=20, delta=1e-5)
+    )
     torch.manual_seed(0)
     res = train(nn.Linear(4, 2), (x, y), TrainConfig(sampling="poisson", batch_size=20, steps=6, clip_norm=1.0,
                 noise_multiplier=1.5, lr=0.1, modelmix=ModelMixConfig(0.1), device="cpu"))  # fmt: skip
     assert res.record["modelmix"]["phases"] == [{"steps": 6, "tau_ratio": 0.1}]
     pytest.importorskip("dpcore.accounting.modelmix")
     # ModelMix is post-processing: its accountant never exceeds the plain (RDP) bound
-    assert epsilon_for_record(res.record, 1e-5) <= dpsgd_epsilon(1.5, 0.1, 6, 1e-5, method="rdp") * (1 + 1e-9)
+    assert epsilon_for_record(res.record, 1e-5) <= dpsgd_epsilon(
+        1.5, sample_rate=0.1, steps=6, delta=1e-5, method="rdp"
+    ) * (1 + 1e-9)

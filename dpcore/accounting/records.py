@@ -12,7 +12,7 @@ sampling       adjacency    sensitivity of one round   accountant
                             mixed: refused (adding one record shifts the groups of all later ones)
 ``fixed``      replace-one  2C (all clippings)          GDP CLT for uniform subsampling (Bu et al. 2020)
 ``shuffle``    replace-one  2C (all clippings)          paper 003 Thm F.1, g = 1: G_{√E/σ} under its
-                                                        adversary A_1 (:mod:`dpcore.accounting.shuffling`)
+                                                        adversary A_1 (:mod:`dpcore.accounting.shuffled`)
 =============  ===========  =========================  ============================================
 
 The effective noise multiplier is σ_eff = noise_std / sensitivity: with paper 003's convention
@@ -43,8 +43,9 @@ from typing import Any
 import dp_accounting
 from dp_accounting import pld, rdp
 
-from dpcore.accounting import gdp
-from dpcore.accounting.dpsgd import METHODS, PLD_GRID, RDP_ORDERS, dpsgd_epsilon, rdp_to_epsilon
+from dpcore.accounting import fdp, gaussian
+from dpcore.accounting.dpsgd import METHODS, PLD_GRID, dpsgd_epsilon
+from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon
 from dpcore.validation import check_choice, check_open_unit
 
 __all__ = ["AccountantChoice", "choose_accountant", "epsilon_for_record", "MODELMIX_MODES"]
@@ -139,7 +140,7 @@ def choose_accountant(record: Mapping[str, Any], *, modelmix: str = "amplified")
     if sampling == "shuffle":
         if scheduled:
             raise ValueError("shuffling with a batch-size schedule has no accountant here")
-        if _optional_module("dpcore.accounting.shuffling") is None:
+        if _optional_module("dpcore.accounting.shuffled") is None:
             raise ValueError("shuffled batches need dpcore.accounting.shuffling, which is not available")
         return AccountantChoice(
             "shuffling-A1",
@@ -161,8 +162,8 @@ def _schedule_epsilon(sigma: float, rates: list[float], delta: float, method: st
         else:
             runs.append([q, 1])
     if method == "gdp":
-        mu = math.sqrt(sum(n * q * q for q, n in runs) * math.expm1(sigma**-2))
-        return gdp.epsilon_from_mu(mu, delta)
+        mu = math.sqrt(sum(fdp.clt_mu(sigma, q, n, "poisson") ** 2 for q, n in runs))
+        return gaussian.epsilon_from_mu(mu, delta)
     events = []
     for q, n in runs:
         g = dp_accounting.GaussianDpEvent(sigma)
@@ -200,7 +201,7 @@ def epsilon_for_record(
     if choice.name == "dpsgd":
         method = method or "pld"
         check_choice("method", method, METHODS)
-        return dpsgd_epsilon(sigma, record["batch_size"] / n, steps, delta, method=method, sampling="poisson")
+        return dpsgd_epsilon(sigma, sample_rate=record["batch_size"] / n, steps=steps, delta=delta, method=method)
     if choice.name == "dpsgd-schedule":
         method = method or "pld"
         check_choice("method", method, METHODS)
@@ -209,14 +210,16 @@ def epsilon_for_record(
     if choice.name == "gdp-uniform":
         if method not in (None, "gdp"):
             raise ValueError(f"fixed-size sampling is accounted with method='gdp' only, got {method!r}")
-        return dpsgd_epsilon(sigma, record["batch_size"] / n, steps, delta, method="gdp", sampling="uniform")
+        return dpsgd_epsilon(
+            sigma, sample_rate=record["batch_size"] / n, steps=steps, delta=delta, method="gdp", sampling="fixed"
+        )
     if choice.name == "shuffling-A1":
-        shuffling = importlib.import_module("dpcore.accounting.shuffling")
+        shuffled = importlib.import_module("dpcore.accounting.shuffled")
         per_epoch = n // int(record["batch_size"])
         epochs = math.ceil(steps / per_epoch)  # every started epoch can hold the differing record once
         s = int(record.get("group_size") or record["batch_size"])
         m = max(1, int(record["batch_size"]) // s)
-        return float(shuffling.mixture_tradeoff("shuffling", sigma=sigma, E=epochs, N=n, s=s, m=m, g=1).epsilon(delta))
+        return float(shuffled.mixture_tradeoff("shuffle", sigma=sigma, E=epochs, N=n, s=s, m=m, g=1).epsilon(delta))
     # ModelMix
     mm_module = importlib.import_module("dpcore.accounting.modelmix")
     mm = record["modelmix"]

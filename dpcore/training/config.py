@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dpcore.accounting.events import CLIPPINGS as PRIVATE_CLIPPINGS
 from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.persample import ENGINES
 from dpcore.training.sampling import SAMPLINGS
@@ -36,7 +37,7 @@ from dpcore.validation import (
 
 __all__ = ["CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR"]
 
-CLIPPINGS = ("individual", "batch", "mixed", "none")
+CLIPPINGS = (*PRIVATE_CLIPPINGS, "none")  # "none": a non-private run
 NOISE_CONVENTIONS = ("standard", "replace_one")
 NOISE_FACTOR = {"standard": 1.0, "replace_one": 2.0}
 REDUCTIONS = ("mean", "sum")

@@ -45,7 +45,7 @@ import numpy as np
 from dp_accounting import pld
 from scipy import special, stats
 
-from dpcore.accounting.calibration import smallest_sigma
+from dpcore.accounting.calibrate import smallest_sigma
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
@@ -502,7 +502,7 @@ def one_pass_epsilon(
     delta = check_open_unit("delta", delta)
     check_choice("neighbours", neighbours, NEIGHBOURS)
     sensitivity = (2.0 if neighbours == "replace-one" else 1.0) * lipschitz / batch_size
-    from dpcore.accounting.gdp import epsilon_from_mu
+    from dpcore.accounting.gaussian import epsilon_from_mu
 
     return epsilon_from_mu(sensitivity / sigma, delta)
 
