@@ -64,6 +64,7 @@ __all__ = [
     "group_gaussian",
     "pld_gaussian_delta",
     "check_tradeoff",
+    "check_curve",
 ]
 
 ArrayLike = float | np.ndarray
@@ -126,6 +127,25 @@ def mu_to_epsilon(mu: float, delta: float) -> float:
 
 
 # --------------------------------------------------------------------------- generic curves
+def check_curve(f: Callable[[np.ndarray], np.ndarray], grid: np.ndarray | None = None, *, tol: float = 1e-9) -> None:
+    """``ValueError`` unless ``f`` is finite with 0 ≤ f(α) ≤ 1 − α on ``grid`` (a trade-off function,
+    [DRS] Prop. 2.2): a curve with NaN, ∞ or values above 1 − α has no (ε, δ) meaning."""
+    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    with np.errstate(all="ignore"):
+        values = np.asarray(f(grid), dtype=float)
+    if values.shape != grid.shape:
+        raise ValueError(f"f must return one value per alpha, got shape {values.shape} for {grid.shape}")
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        raise ValueError(f"f must be finite on [0, 1]; it is {values[bad][0]} at alpha={grid[bad][0]:.3g}")
+    over = (values < -tol) | (values > 1.0 - grid + tol)
+    if np.any(over):
+        i = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"f is not a trade-off function: f({grid[i]:.3g}) = {values[i]:.6g} is outside [0, 1 − alpha]"
+        )
+
+
 def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> float:
     """max of ``objective`` on ``grid``, refined by a bounded 1-D search between the neighbours of the best point."""
     vals = np.asarray(objective(grid), dtype=float)
@@ -139,6 +159,8 @@ def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray
             method="bounded",
             options={"xatol": 1e-14 * hi},
         )
+        if not math.isfinite(res.fun):
+            raise ValueError(f"f is not finite near alpha={grid[i]:.3g}")
         best = max(best, -float(res.fun))
     return best
 
@@ -169,6 +191,7 @@ def tradeoff_to_delta(
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
+    check_curve(f, grid)
     out = np.array([_delta_from_callable(f, float(e), grid, symmetric) for e in eps.ravel()]).reshape(eps.shape)
     return _out(out)
 
@@ -180,6 +203,7 @@ def tradeoff_to_epsilon(
     and non-increasing in ε)."""
     delta = check_open_unit("delta", delta)
     grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    check_curve(f, grid)
 
     def d(e: float) -> float:
         return _delta_from_callable(f, e, grid, symmetric)

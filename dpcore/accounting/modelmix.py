@@ -53,9 +53,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize
 from scipy.special import gammaln, log_ndtr, logsumexp
 
+from dpcore.accounting.calibrate import smallest_sigma
 from dpcore.accounting.rdp import rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.validation import (
     check_choice,
@@ -515,7 +515,10 @@ def noise_multiplier_for_epsilon(
     phases: Sequence[tuple[int, float]] | None = None,
     rtol: float = 1e-5,
 ) -> float:
-    """Noise multiplier z whose ε equals ``target_epsilon`` (to ``rtol`` in z), by Brent's method on log z.
+    """Smallest noise multiplier z (to ``rtol`` relative) whose ε does not exceed ``target_epsilon``.
+
+    The one calibrator (:func:`dpcore.accounting.calibrate.smallest_sigma`): the returned z never overshoots
+    (ε(z) ≤ target), z in [0.02, 1e4] (``ValueError`` outside).
 
     ``method="modelmix"``: :func:`epsilon` (or :func:`schedule_epsilon` when a τ schedule ``phases``
     is given; ``steps`` and ``tau`` are then ignored); ``method="dpsgd"``: :func:`dpsgd_epsilon`
@@ -563,17 +566,4 @@ def noise_multiplier_for_epsilon(
             bound=bound,
         )
 
-    def f(log_z: float) -> float:
-        return math.log(eps(math.exp(log_z))) - math.log(target)
-
-    lo, hi = math.log(0.25), math.log(4.0)
-    while f(lo) < 0:
-        lo -= math.log(4.0)
-        if lo < math.log(0.02):
-            raise ValueError(f"target_epsilon={target} needs noise_multiplier < 0.02: outside the accountant's range")
-    while f(hi) > 0:
-        hi += math.log(4.0)
-        if hi > math.log(1e4):
-            raise ValueError(f"target_epsilon={target} is not reachable with noise_multiplier <= 1e4")
-    root = optimize.brentq(f, lo, hi, xtol=rtol / 4, rtol=1e-12)
-    return math.exp(root)
+    return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=0.02, sigma_max=1e4, below_min="raise")

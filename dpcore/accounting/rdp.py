@@ -9,7 +9,9 @@ One implementation of each primitive:
     log Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2z²)} / (α−1) (Mironov et al. 2019, §3.3), in log space.
     Fractional α: the same expectation E_{N(0,z²)}[((1−q) + q·e^{(2x−1)/(2z²)})^α] integrated numerically
     on a fine grid in log space (accurate to ~1e-10 relative; dp_accounting's series for fractional
-    orders can over-estimate or stop converging, e.g. α = 1.25 at z ≈ 0.37).
+    orders can over-estimate or stop converging, e.g. α = 1.25 at z ≈ 0.37).  For tiny z, where the grid
+    would be too fine, the chord between the neighbouring integer orders bounds it from above (the
+    log-moment is convex in α).
   - ``sampling="fixed"`` (sampling ``batch_size`` of ``dataset_size`` records without replacement,
     replace-one neighbours): Wang, Balle, Kasiviswanathan 2019, Thm 9 (as implemented by dp_accounting's
     ``SampledWithoutReplacementDpEvent``; fractional orders are bounded through the neighbouring integers).
@@ -48,7 +50,7 @@ RDP_SAMPLINGS = ("poisson", "fixed")
 
 _POINTS_PER_SCALE = 20  # grid points per noise standard deviation
 _TAIL = 20.0  # grid margin in noise standard deviations
-_MAX_POINTS = 4_000_000
+_MAX_POINTS = 300_000
 
 
 def check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool = False) -> np.ndarray:
@@ -74,23 +76,38 @@ def _binomial_log_moment(alpha: int, q: float, z: float) -> float:
     return float(logsumexp(terms))
 
 
-def _integral_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
-    """log E_{x~N(0,z²)}[((1−q) + q·e^{(2x−1)/(2z²)})^α] for each α, by a Riemann sum in log space."""
+def _integral_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray | None:
+    """log E_{x~N(0,z²)}[((1−q) + q·e^{(2x−1)/(2z²)})^α] for each α by a Riemann sum in log space;
+    ``None`` when the grid would be too fine (tiny z)."""
     top = float(alphas.max())
     lo = -_TAIL * z - 2.0
     hi = top + _TAIL * z + 2.0  # the integrand's mass sits near x ≈ α (Gaussian tail of width z)
     points = int(math.ceil((hi - lo) / (z / _POINTS_PER_SCALE))) + 1
     if points > _MAX_POINTS:
-        raise ValueError(
-            f"noise_multiplier={z:g} is too small for fractional orders up to {top:g} "
-            f"(the quadrature would need {points} points); use integer orders or larger noise"
-        )
+        return None
     x = np.linspace(lo, hi, max(points, 2001))
     lw = -0.5 * (x / z) ** 2
     lw = lw - logsumexp(lw)
     lr = (2 * x - 1) / (2 * z * z)
     log_mix = np.logaddexp(math.log1p(-q), math.log(q) + lr) if q < 1 else lr
-    return logsumexp(lw[None, :] + alphas[:, None] * log_mix[None, :], axis=1)
+    out = np.empty(alphas.size)
+    chunk = max(1, 4_000_000 // x.size)  # bounded memory
+    for k in range(0, alphas.size, chunk):
+        part = alphas[k : k + chunk]
+        out[k : k + chunk] = logsumexp(lw[None, :] + part[:, None] * log_mix[None, :], axis=1)
+    return out
+
+
+def _chord_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
+    """Upper bound on log E[...^α] at fractional α by the chord between ⌊α⌋ and ⌈α⌉ (the log-moment is
+    convex in α and 0 at α = 1), from the exact integer-order values."""
+    out = np.empty(alphas.size)
+    for i, a in enumerate(alphas):
+        k = math.floor(a)
+        left = 0.0 if k == 1 else _binomial_log_moment(k, q, z)
+        right = _binomial_log_moment(k + 1, q, z)
+        out[i] = left + (a - k) * (right - left)
+    return out
 
 
 def _poisson_rdp(a: np.ndarray, q: float, z: float) -> np.ndarray:
@@ -102,7 +119,10 @@ def _poisson_rdp(a: np.ndarray, q: float, z: float) -> np.ndarray:
         out[i] = _binomial_log_moment(int(a[i]), q, z) / (a[i] - 1)
     if np.any(~integer):
         frac = a[~integer]
-        out[~integer] = _integral_log_moments(frac, q, z) / (frac - 1)
+        logs = _integral_log_moments(frac, q, z)
+        if logs is None:
+            logs = _chord_log_moments(frac, q, z)
+        out[~integer] = logs / (frac - 1)
     return out
 
 

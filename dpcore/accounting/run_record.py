@@ -170,7 +170,7 @@ class RunRecord:
             raise ValueError(f"group_size must be 1 (or None) for individual clipping, got {self.group_size}")
         if self.groups_per_round is not None:
             s(self, "groups_per_round", _float("groups_per_round", self.groups_per_round))
-        clip = _float("clip_norm", self.clip_norm, strict=True, allow_inf=not private)
+        clip = _float("clip_norm", self.clip_norm, strict=True, allow_inf=True)
         _choice("clip_norm_type", self.clip_norm_type, CLIP_NORM_TYPES)
         if self.clip_norm_type == "l2_linf":
             if self.linf_p is None:
@@ -181,8 +181,10 @@ class RunRecord:
         sigma = _float("noise_multiplier", self.noise_multiplier)
         convention = _choice("noise_convention", self.noise_convention, NOISE_CONVENTIONS)
         std = _float("noise_std", self.noise_std)
+        if private and sigma > 0 and math.isinf(clip):
+            raise ValueError("a private run with noise_multiplier > 0 needs a finite clip_norm (unbounded sensitivity)")
         if private:
-            expected = NOISE_FACTOR[convention] * clip * sigma
+            expected = 0.0 if sigma == 0 else NOISE_FACTOR[convention] * clip * sigma
             if not math.isclose(std, expected, rel_tol=1e-9, abs_tol=1e-300):
                 raise ValueError(
                     f"noise_std must be κ·clip_norm·noise_multiplier = {expected:g} for noise_convention="
@@ -309,6 +311,8 @@ class RunRecord:
         if name == "_extra" or name not in {f.name for f in fields(self)}:
             raise KeyError(key)
         value = getattr(self, name)
+        if isinstance(value, tuple):
+            return list(value)  # as in to_dict(): the JSON form
         return copy.deepcopy(value) if isinstance(value, dict) else value
 
     def get(self, key: str, default: Any = None) -> Any:

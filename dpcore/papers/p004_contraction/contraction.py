@@ -476,6 +476,8 @@ def epsilon_for_delta(delta_of_epsilon: Callable[[float], float], delta: float, 
 
     def f(e: float) -> float:
         d = float(delta_of_epsilon(e))
+        if not 0.0 <= d <= 1.0:  # NaN included
+            raise ValueError(f"delta_of_epsilon({e:g}) = {d} is not a δ in [0, 1]")
         return (math.log(d) if d > 0 else -math.inf) - math.log(delta)
 
     if f(0.0) <= 0:
