@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
-from dpcore.accounting import contraction as C
-from dpcore.accounting import contraction_baselines as B
+from dpcore.papers.p004_contraction import baselines as B
+from dpcore.papers.p004_contraction import contraction as C
 
 FIG2 = dict(n=100, eta=0.5, sigma=1.5)  # L = 1, ρ = 1 (defaults)
 EPS = np.array([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0])
@@ -325,18 +325,18 @@ def test_dp_accounting_cross_checks():
     assert B.wor_rdp_epsilon(1e-5, n=100, batch_size=10, sigma=1.5) == pytest.approx(1.2037, abs=2e-4)
     # our add/remove Poisson RDP equals dp_accounting's RdpAccountant at integer orders
     a, ours = B.poisson_rdp(n=100, batch_size=10, sigma=1.5, orders=range(2, 65))
-    from dpcore.accounting import dpsgd
+    from dpa_reference import dpa_poisson_rdp
 
-    assert ours == pytest.approx(dpsgd.rdp_curve(1.5 * math.sqrt(10), 0.1, 10, list(a)), rel=1e-10)
+    assert ours == pytest.approx(dpa_poisson_rdp(1.5 * math.sqrt(10), 0.1, 10, list(a)), rel=1e-10)
 
 
 def test_rdp_to_delta_inverts_rdp_to_epsilon():
-    from dpcore.accounting import dpsgd
+    from dpcore.accounting import rdp
 
     orders = np.array(B.BASELINE_ORDERS)
     values = orders * 0.3**2 / 2 * 40
     for conversion in ("balle", "mironov"):
-        eps = dpsgd.rdp_to_epsilon(orders, values, 1e-6, conversion=conversion)
+        eps = rdp.rdp_to_epsilon(orders, values, 1e-6, conversion=conversion)
         assert B.rdp_to_delta(orders, values, eps, conversion=conversion) == pytest.approx(1e-6, rel=1e-6)
 
 

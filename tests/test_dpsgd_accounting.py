@@ -5,12 +5,14 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
+from dpa_reference import dpa_poisson_rdp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcore.accounting import dpsgd_epsilon, dpsgd_noise_multiplier
-from dpcore.accounting.dpsgd import epsilon_curve, rdp_curve, rdp_to_epsilon
-from dpcore.accounting.legacy import LEGACY_SETTINGS, legacy_rows
+from dpcore.accounting.dpsgd import epsilon_curve
+from dpcore.accounting.rdp import rdp_curve, rdp_to_epsilon
+from dpcore.papers.reference.legacy import LEGACY_SETTINGS, legacy_rows
 
 # reference-values.md §C.2, recomputed with dp-accounting 0.6.0 (Opacus orders)
 REFERENCE = [
@@ -26,19 +28,27 @@ REFERENCE = [
 
 @pytest.mark.parametrize("sigma,q,steps,mironov,balle,pld", REFERENCE)
 def test_reference_values(sigma, q, steps, mironov, balle, pld):
-    assert dpsgd_epsilon(sigma, q, steps, 1e-5, method="rdp-mironov") == pytest.approx(mironov, rel=1e-3)
-    assert dpsgd_epsilon(sigma, q, steps, 1e-5, method="rdp") == pytest.approx(balle, rel=1e-3)
+    assert dpsgd_epsilon(sigma, sample_rate=q, steps=steps, delta=1e-5, method="rdp-mironov") == pytest.approx(
+        mironov, rel=1e-3
+    )
+    assert dpsgd_epsilon(sigma, sample_rate=q, steps=steps, delta=1e-5, method="rdp") == pytest.approx(balle, rel=1e-3)
     if pld is not None:
-        assert dpsgd_epsilon(sigma, q, steps, 1e-5, method="pld") == pytest.approx(pld, rel=1e-3)
+        assert dpsgd_epsilon(sigma, sample_rate=q, steps=steps, delta=1e-5, method="pld") == pytest.approx(
+            pld, rel=1e-3
+        )
 
 
 def test_tfp_readme_pld_at_14062_steps():
-    assert dpsgd_epsilon(1.12, 256 / 60_000, 14_062, 1e-5, method="pld") == pytest.approx(2.310, rel=1e-3)
+    assert dpsgd_epsilon(1.12, sample_rate=256 / 60_000, steps=14_062, delta=1e-5, method="pld") == pytest.approx(
+        2.310, rel=1e-3
+    )
 
 
 def test_opacus_balle_value():
     # Opacus test constant 7.32911 (Balle conversion); dp_accounting 7.3293 (rtol ~1e-4 between libraries)
-    assert dpsgd_epsilon(1.5, 0.04, 2250, 1e-5, method="rdp") == pytest.approx(7.32911, rel=2e-4)
+    assert dpsgd_epsilon(1.5, sample_rate=0.04, steps=2250, delta=1e-5, method="rdp") == pytest.approx(
+        7.32911, rel=2e-4
+    )
 
 
 def test_pld_matches_dp_accounting_directly():
@@ -47,40 +57,46 @@ def test_pld_matches_dp_accounting_directly():
     )
     accountant = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)
     accountant.compose(event)
-    assert dpsgd_epsilon(0.5, 0.2, 3, 0.15594, method="pld") == pytest.approx(accountant.get_epsilon(0.15594), rel=1e-3)
+    assert dpsgd_epsilon(0.5, sample_rate=0.2, steps=3, delta=0.15594, method="pld") == pytest.approx(
+        accountant.get_epsilon(0.15594), rel=1e-3
+    )
     assert accountant.get_delta(1.0) == pytest.approx(0.15594, abs=1e-3)  # dp_accounting's own test value
 
 
 def test_gdp_known_optimistic_vs_pld():
     # reference-values §C.3: GDP 6.600 vs PLD 6.767 (sigma=1.5, q=0.04, T=2249)
-    gdp = dpsgd_epsilon(1.5, 0.04, 2249, 1e-5, method="gdp")
-    pld = dpsgd_epsilon(1.5, 0.04, 2249, 1e-5, method="pld")
+    gdp = dpsgd_epsilon(1.5, sample_rate=0.04, steps=2249, delta=1e-5, method="gdp")
+    pld = dpsgd_epsilon(1.5, sample_rate=0.04, steps=2249, delta=1e-5, method="pld")
     assert gdp == pytest.approx(6.600, rel=2e-3)
     assert pld == pytest.approx(6.767, rel=2e-3)
     assert gdp < pld
 
 
-def test_gdp_uniform_vs_poisson():
-    # reference-values §C.3: uniform-subsampling CLT 8.43 vs Poisson 6.60
-    assert dpsgd_epsilon(1.5, 0.04, 2250, 1e-5, method="gdp", sampling="uniform") == pytest.approx(8.43, rel=2e-3)
+def test_gdp_fixed_vs_poisson():
+    # reference-values §C.3: uniform-subsampling (fixed-size batches) CLT 8.43 vs Poisson 6.60
+    eps = dpsgd_epsilon(1.5, sample_rate=0.04, steps=2250, delta=1e-5, method="gdp", sampling="fixed")
+    assert eps == pytest.approx(8.43, rel=2e-3)
 
 
 def test_jax_privacy_doctest():
-    assert dpsgd_epsilon(3.0, 0.1, 512, 1e-6, method="pld") == pytest.approx(3.77, abs=0.01)
-    assert dpsgd_noise_multiplier(1.0, 1e-6, 0.1, 512, method="pld") == pytest.approx(9.66, abs=0.01)
+    assert dpsgd_epsilon(3.0, sample_rate=0.1, steps=512, delta=1e-6, method="pld") == pytest.approx(3.77, abs=0.01)
+    sigma = dpsgd_noise_multiplier(1.0, delta=1e-6, sample_rate=0.1, steps=512, method="pld")
+    assert sigma == pytest.approx(9.66, abs=0.01)
 
 
 def test_rdp_curve_closed_form_at_full_batch():
     sigma = 2.0
     orders = np.array([2.0, 3.5, 10.0])
-    assert rdp_curve(sigma, 1.0, 7, orders) == pytest.approx(7 * orders / (2 * sigma**2), rel=1e-9)
+    ours = rdp_curve(sigma, sample_rate=1.0, steps=7, orders=orders)
+    assert ours == pytest.approx(7 * orders / (2 * sigma**2), rel=1e-9)
 
 
 def test_rdp_poisson_reference_curve():
-    # dp_accounting's test_compute_rdp_poisson_sampled_gaussian
+    # dp_accounting's test_compute_rdp_poisson_sampled_gaussian; at α = 1.5 its series over-estimates:
+    # the exact value (mpmath quadrature, 30 digits) is 6.50070897188e-4, not 6.70579741e-4.
     orders = [1.5, 2.5, 5, 50, 100]
-    expected = [6.70579741e-04, 1.08548710e-03, 2.18075656e-03, 2.38460375e-02, 1.67416308e02]
-    assert rdp_curve(2.5, 0.01, 50, orders) == pytest.approx(expected, rel=1e-4)
+    expected = [6.50070897188e-04, 1.08548710e-03, 2.18075656e-03, 2.38460375e-02, 1.67416308e02]
+    assert rdp_curve(2.5, sample_rate=0.01, steps=50, orders=orders) == pytest.approx(expected, rel=1e-4)
 
 
 def test_pure_dp_conversion_reference():
@@ -102,22 +118,33 @@ def test_legacy_rows_reproduce_published_numbers():
 
 
 def test_epsilon_curve_shape():
-    out = epsilon_curve(1.0, 0.01, [10, 100], 1e-5, variants=[("rdp", "poisson")])
+    out = epsilon_curve(1.0, sample_rate=0.01, steps=[10, 100], delta=1e-5, variants=[("rdp", "poisson")])
     assert out["steps"] == [10, 100] and out["rdp/poisson"][0] < out["rdp/poisson"][1]
 
 
 @pytest.mark.parametrize("method", ["pld", "rdp", "rdp-mironov", "gdp"])
 def test_shuffle_is_refused(method):
     with pytest.raises(ValueError, match="shuffle"):
-        dpsgd_epsilon(1.0, 0.01, 100, 1e-5, method=method, sampling="shuffle")
+        dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method=method, sampling="shuffle")
     with pytest.raises(ValueError, match="shuffle"):
-        dpsgd_noise_multiplier(1.0, 1e-5, 0.01, 100, method=method, sampling="shuffle")
+        dpsgd_noise_multiplier(1.0, delta=1e-5, sample_rate=0.01, steps=100, method=method, sampling="shuffle")
 
 
-@pytest.mark.parametrize("method", ["pld", "rdp", "rdp-mironov"])
-def test_uniform_refused_where_not_supported(method):
+def test_fixed_refused_by_pld_and_needs_dataset_size():
+    with pytest.raises(ValueError, match="fixed"):
+        dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="pld", sampling="fixed")
+    with pytest.raises(ValueError, match="dataset_size"):
+        dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="rdp", sampling="fixed")
     with pytest.raises(ValueError, match="uniform"):
-        dpsgd_epsilon(1.0, 0.01, 100, 1e-5, method=method, sampling="uniform")
+        dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="rdp", sampling="uniform")
+
+
+def test_steps_zero_is_epsilon_zero_and_epochs_round_up():
+    assert dpsgd_epsilon(1.0, sample_rate=0.01, steps=0, delta=1e-5) == 0.0
+    by_epochs = dpsgd_epsilon(1.0, sample_rate=0.3, epochs=1, delta=1e-5, method="rdp")
+    assert by_epochs == dpsgd_epsilon(1.0, sample_rate=0.3, steps=4, delta=1e-5, method="rdp")
+    with pytest.raises(ValueError, match="exactly one"):
+        dpsgd_epsilon(1.0, sample_rate=0.3, steps=4, epochs=1, delta=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -129,7 +156,7 @@ def test_uniform_refused_where_not_supported(method):
         (dict(sample_rate=0.0), "sample_rate"),
         (dict(sample_rate=1.5), "sample_rate"),
         (dict(sample_rate=float("nan")), "sample_rate"),
-        (dict(steps=0), "steps"),
+        (dict(steps=-1), "steps"),
         (dict(steps=10.0), "steps"),
         (dict(delta=0.0), "delta"),
         (dict(delta=1.0), "delta"),
@@ -141,16 +168,14 @@ def test_uniform_refused_where_not_supported(method):
 def test_bad_input_names_parameter(kwargs, name):
     args = dict(noise_multiplier=1.0, sample_rate=0.01, steps=100, delta=1e-5) | kwargs
     with pytest.raises(ValueError, match=name):
-        dpsgd_epsilon(
-            args.pop("noise_multiplier"), args.pop("sample_rate"), args.pop("steps"), args.pop("delta"), **args
-        )
+        dpsgd_epsilon(args.pop("noise_multiplier"), **args)
 
 
 def test_bad_calibration_input():
     with pytest.raises(ValueError, match="target_epsilon"):
-        dpsgd_noise_multiplier(0.0, 1e-5, 0.01, 100)
+        dpsgd_noise_multiplier(0.0, delta=1e-5, sample_rate=0.01, steps=100)
     with pytest.raises(ValueError, match="steps"):
-        dpsgd_noise_multiplier(1.0, 1e-5, 0.01, -3)
+        dpsgd_noise_multiplier(1.0, delta=1e-5, sample_rate=0.01, steps=-3)
 
 
 sigmas = st.floats(0.5, 5.0)
@@ -162,46 +187,50 @@ methods = st.sampled_from(["rdp", "rdp-mironov", "gdp"])
 @given(sigmas, sigmas, rates, step_counts, methods)
 def test_epsilon_decreases_in_sigma(s1, s2, q, steps, method):
     lo, hi = sorted((s1, s2))
-    assert dpsgd_epsilon(hi, q, steps, 1e-5, method=method) <= dpsgd_epsilon(lo, q, steps, 1e-5, method=method) + 1e-9
+    assert (
+        dpsgd_epsilon(hi, sample_rate=q, steps=steps, delta=1e-5, method=method)
+        <= dpsgd_epsilon(lo, sample_rate=q, steps=steps, delta=1e-5, method=method) + 1e-9
+    )
 
 
 @given(sigmas, rates, step_counts, step_counts, methods)
 def test_epsilon_increases_in_steps(sigma, q, t1, t2, method):
     lo, hi = sorted((t1, t2))
-    assert dpsgd_epsilon(sigma, q, lo, 1e-5, method=method) <= dpsgd_epsilon(sigma, q, hi, 1e-5, method=method) + 1e-9
+    assert (
+        dpsgd_epsilon(sigma, sample_rate=q, steps=lo, delta=1e-5, method=method)
+        <= dpsgd_epsilon(sigma, sample_rate=q, steps=hi, delta=1e-5, method=method) + 1e-9
+    )
 
 
 @given(sigmas, rates, rates, step_counts, methods)
 def test_epsilon_increases_in_sample_rate(sigma, q1, q2, steps, method):
     lo, hi = sorted((q1, q2))
-    eps_lo = dpsgd_epsilon(sigma, lo, steps, 1e-5, method=method)
-    assert eps_lo <= dpsgd_epsilon(sigma, hi, steps, 1e-5, method=method) + 1e-9
+    eps_lo = dpsgd_epsilon(sigma, sample_rate=lo, steps=steps, delta=1e-5, method=method)
+    assert eps_lo <= dpsgd_epsilon(sigma, sample_rate=hi, steps=steps, delta=1e-5, method=method) + 1e-9
 
 
 @settings(max_examples=15)
 @given(st.floats(0.5, 8.0), st.floats(1e-3, 0.1), st.integers(10, 3000), st.sampled_from(["rdp", "gdp"]))
 def test_calibration_never_overshoots(target, q, steps, method):
-    sigma = dpsgd_noise_multiplier(target, 1e-5, q, steps, method=method)
-    assert dpsgd_epsilon(sigma, q, steps, 1e-5, method=method) <= target
+    sigma = dpsgd_noise_multiplier(target, delta=1e-5, sample_rate=q, steps=steps, method=method)
+    assert dpsgd_epsilon(sigma, sample_rate=q, steps=steps, delta=1e-5, method=method) <= target
     # and it is the smallest to 0.1%: a slightly smaller sigma overshoots
     smaller = sigma * (1 - 2.5e-3)
-    assert dpsgd_epsilon(smaller, q, steps, 1e-5, method=method) > target or sigma <= 2e-3
+    assert dpsgd_epsilon(smaller, sample_rate=q, steps=steps, delta=1e-5, method=method) > target or sigma <= 2e-3
 
 
 @pytest.mark.parametrize("target", [0.5, 1.5])
 def test_pld_calibration_never_overshoots(target):
-    sigma = dpsgd_noise_multiplier(target, 1e-5, 0.01, 200, method="pld")
-    assert dpsgd_epsilon(sigma, 0.01, 200, 1e-5, method="pld") <= target
+    sigma = dpsgd_noise_multiplier(target, delta=1e-5, sample_rate=0.01, steps=200, method="pld")
+    assert dpsgd_epsilon(sigma, sample_rate=0.01, steps=200, delta=1e-5, method="pld") <= target
 
 
 def test_dp_accounting_fractional_orders_are_conservative():
     """dp_accounting 0.6.0's fractional-order series over-estimates RDP for α in (1, 2) (it adds
-    terms whose binomial coefficients are negative); the exact integral (modelmix.sampled_gaussian_rdp,
-    checked against mpmath: 0.0033507 at α=1.25, q=0.1, σ=1.5) is smaller. Integer orders agree."""
-    from dpcore.accounting.modelmix import sampled_gaussian_rdp
-
-    ours = rdp_curve(1.5, 0.1, 1, [1.25, 2.0, 3.0])
-    exact = sampled_gaussian_rdp(np.array([1.25, 2.0, 3.0]), sample_rate=0.1, noise_multiplier=1.5)
-    assert exact[0] == pytest.approx(0.0033507, rel=1e-4)
-    assert ours[0] == pytest.approx(0.0048164, rel=1e-4) and ours[0] > exact[0]
-    assert ours[1:] == pytest.approx(exact[1:], rel=1e-9)
+    terms whose binomial coefficients are negative); our exact integral (checked against mpmath:
+    0.0033507 at α=1.25, q=0.1, σ=1.5) is smaller. Integer orders agree."""
+    ours = rdp_curve(1.5, sample_rate=0.1, steps=1, orders=[1.25, 2.0, 3.0])
+    dpa = dpa_poisson_rdp(1.5, 0.1, 1, [1.25, 2.0, 3.0])
+    assert ours[0] == pytest.approx(0.0033507, rel=1e-4)
+    assert dpa[0] == pytest.approx(0.0048164, rel=1e-4) and dpa[0] > ours[0]
+    assert ours[1:] == pytest.approx(dpa[1:], rel=1e-9)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.accounting import isrl
 from dpcore.federated import algorithms as alg
 from dpcore.federated.models import LogisticLoss, SoftmaxLoss, SquaredLoss
 from dpcore.federated.silos import SiloPool
+from dpcore.papers.p001_isrl import accounting as isrl
 
 
 def _constant_silos(n=4, trials=1, seed=0, num_silos=3, dim=3, loss="squared"):

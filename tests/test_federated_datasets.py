@@ -9,7 +9,7 @@ import torch
 
 from dpcore import data
 from dpcore.federated import datasets as D
-from dpcore.federated import experiments as E
+from dpcore.papers.p001_isrl import experiments as E
 
 
 def test_insurance_silo_sizes():

@@ -7,7 +7,8 @@ import pytest
 from dp_accounting import dp_event, pld
 from scipy import integrate, stats
 
-from dpcore.accounting import gdp, isrl
+from dpcore.accounting import gaussian as gdp
+from dpcore.papers.p001_isrl import accounting as isrl
 
 MNIST_DELTA = 1 / 1238**2
 

@@ -7,12 +7,16 @@ import time
 
 import numpy as np
 import pytest
+from dpa_reference import dpa_poisson_rdp
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from dpcore.accounting import dpsgd
 from dpcore.accounting import modelmix as mm
+from dpcore.accounting.rdp import subsampled_gaussian_rdp
+from dpcore.papers.p002_modelmix.corollary41 import corollary41_epsilon
+from dpcore.papers.p002_modelmix.fig3 import amplification_curves
 
 FIG3 = dict(n=50_000, steps=5000, clip=20, delta=1e-5, conversion="mironov", bound="modelmix")
 Z_Q002 = 0.36694  # regular DP-SGD ε = 200 at q = 0.02 (TF-Privacy orders), note 002 §3.7
@@ -151,19 +155,19 @@ def test_zero_width_recovers_gaussian_moments():
 
 def test_tau_zero_equals_sampled_gaussian():
     a = np.array(mm.DEFAULT_ORDERS)
-    sgm = mm.sampled_gaussian_rdp(a, sample_rate=0.05, noise_multiplier=0.9)
+    sgm = subsampled_gaussian_rdp(a, sample_rate=0.05, noise_multiplier=0.9)
     assert mm.step_rdp(a, sample_rate=0.05, noise_multiplier=0.9, width=0.0) == pytest.approx(sgm, rel=1e-9)
     ints = np.arange(2, 30)
     assert mm.step_rdp(ints, sample_rate=0.05, noise_multiplier=0.9, width=0.0, linf_blocks=3) == pytest.approx(
-        mm.sampled_gaussian_rdp(ints, sample_rate=0.05, noise_multiplier=0.9), rel=1e-9
+        subsampled_gaussian_rdp(ints, sample_rate=0.05, noise_multiplier=0.9), rel=1e-9
     )
 
 
 def test_sampled_gaussian_matches_dp_accounting_at_integer_orders():
     ints = np.arange(2, 65)
     for q, z in ((0.01, 0.8), (0.1, 1.5), (0.3, 0.5)):
-        ours = mm.sampled_gaussian_rdp(ints, sample_rate=q, noise_multiplier=z)
-        assert ours == pytest.approx(dpsgd.rdp_curve(z, q, 1, list(ints)), rel=1e-10)
+        ours = subsampled_gaussian_rdp(ints, sample_rate=q, noise_multiplier=z)
+        assert ours == pytest.approx(dpa_poisson_rdp(z, q, 1, ints), rel=1e-10)
 
 
 @pytest.mark.parametrize("alpha", [1.25, 1.5, 2.25, 4.5])
@@ -176,7 +180,7 @@ def test_sampled_gaussian_fractional_order_by_quadrature(alpha):
 
     value, _ = integrate.quad(integrand, -40, 60, limit=400)
     expected = math.log(value) / (alpha - 1)
-    assert mm.sampled_gaussian_rdp([alpha], sample_rate=q, noise_multiplier=z)[0] == pytest.approx(expected, rel=1e-8)
+    assert subsampled_gaussian_rdp([alpha], sample_rate=q, noise_multiplier=z)[0] == pytest.approx(expected, rel=1e-8)
 
 
 def test_fractional_integration_matches_binomial_at_integer_orders():
@@ -199,8 +203,8 @@ def test_envelope_width_sum_and_average_forms_agree():
 
 def test_corollary41_printed_is_an_erratum():
     kw = dict(n=50_000, batch_size=1000, steps=5000, noise_multiplier=Z_Q002, clip=20, tau=0.3, delta=1e-5)
-    printed = mm.corollary41_epsilon(linf_blocks=100, mode="printed", **kw)
-    corrected = mm.corollary41_epsilon(linf_blocks=100, mode="corrected", **kw)
+    printed = corollary41_epsilon(linf_blocks=100, mode="printed", **kw)
+    corrected = corollary41_epsilon(linf_blocks=100, mode="corrected", **kw)
     assert printed < 0
     assert corrected == pytest.approx(4.83, abs=0.006)
     assert corrected == pytest.approx(
@@ -325,7 +329,7 @@ def test_fractional_orders_refused_with_linf_blocks():
 
 def test_example_31_clipping_bias():
     """Section 3.3, Example 3.1: std 49.7; E[clipped gradient] = 1/3 at w = 20 and at w = 0."""
-    from dpcore.accounting import clipping_bias as cb
+    from dpcore.papers.p002_modelmix import clipping_bias as cb
 
     xs = cb.EXAMPLE_31_POINTS
     assert cb.gradient_noise_std(0.0, xs) == pytest.approx(49.67, abs=0.005)
@@ -347,7 +351,7 @@ def test_literal_sum_form_gives_no_amplification():
 
 
 def test_amplification_curves_end_at_the_fig3_values():
-    curves = mm.amplification_curves(
+    curves = amplification_curves(
         [1000, 5000], n=50_000, batch_size=1000, noise_multiplier=Z_Q002, clip=20, tau=0.3, delta=1e-5
     )
     assert set(curves) == {"steps", "regular DP-SGD", "ModelMix", "ModelMix p=25", "ModelMix p=100"}

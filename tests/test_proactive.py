@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpcore.accounting import proactive as pr
-from dpcore.accounting import proactive_e1 as e1
-from dpcore.accounting import proactive_moments as pm
-from dpcore.accounting import proactive_tables as tb
+from dpcore.papers.p000_proactive import calculator as pr
+from dpcore.papers.p000_proactive import e1
+from dpcore.papers.p000_proactive import moments as pm
+from dpcore.papers.p000_proactive import tables as tb
 
 SETTINGS = [  # (sigma, N, k, delta)
     (19.29962, 10_000, 5, 1e-4),
@@ -153,11 +153,11 @@ def test_rdp_golden_and_libsvm_tightness_counterexample():
 
 
 def test_poisson_gaussian_rdp_matches_dp_accounting():
-    from dpcore.accounting.dpsgd import rdp_curve
+    from dpa_reference import dpa_poisson_rdp
 
     orders = np.arange(2, 40)
     ours = 500 * pr.poisson_gaussian_rdp(0.02, 3.0, orders)
-    ref = rdp_curve(3.0, 0.02, 500, orders.astype(float))
+    ref = dpa_poisson_rdp(3.0, 0.02, 500, orders)
     np.testing.assert_allclose(ours, ref, rtol=1e-10)
 
 
@@ -251,7 +251,7 @@ def test_e1_literal_start_fails_for_later_phases():
 
 
 def test_max_sample_size_e1_dispatch():
-    assert pr.max_sample_size(10_000, 5, 0.04945, 1e-4, method="E1") == 31
+    assert e1.max_sample_size_e1(10_000, 5 * 10_000, 0.04945, delta=1e-4).s == 31
 
 
 def test_schedule():
@@ -333,7 +333,6 @@ def test_theorem_b2_reduces_to_eq6():
         (lambda: pr.dp_calculator(10.0, 0, 5), "N"),
         (lambda: pr.dp_calculator(10.0, 1000, -1), "k"),
         (lambda: pr.max_sample_size(-5, 5, 0.1, 1e-4), "N"),
-        (lambda: pr.max_sample_size(1000, 5, 0.1, 1e-4, method="E2"), "method"),
         (lambda: e1.max_sample_size_e1(10_000, 5e4, 0.0), "epsilon_target"),
         (lambda: e1.e1_evaluate(0, 10_000, 5e4), "s"),
         (lambda: pm.lemma_b3_bound(2, 26, 10_000, 1.0), "sigma"),

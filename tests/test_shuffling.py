@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcore.accounting import fdp
-from dpcore.accounting import shuffling as sh
-from dpcore.accounting import shuffling_tables as stab
+from dpcore.papers.p003_shuffling import bounds as sh
+from dpcore.papers.p003_shuffling import tables as stab
 
 SIGMA, E100 = 2.0, 100
 LOG_ALPHA = np.logspace(-40, math.log10(0.999), 200)
@@ -180,13 +180,13 @@ def test_row_4_and_row_6_validity():
 
 # --------------------------------------------------------------------------- exact A_1
 def test_exact_mixtures_golden():
-    assert sh.mixture_tradeoff("shuffling", sigma=SIGMA, E=E100, N=60_000, m=256).epsilon(1e-5) == pytest.approx(
+    assert sh.mixture_tradeoff("shuffle", sigma=SIGMA, E=E100, N=60_000, m=256).epsilon(1e-5) == pytest.approx(
         33.104, abs=5e-4
     )
     for batch, eps in [(64, 35.013), (256, 34.982), (1024, 34.759)]:
-        mx = sh.mixture_tradeoff("subsampling", sigma=SIGMA, E=E100, N=60_000, m=batch)
+        mx = sh.mixture_tradeoff("fixed", sigma=SIGMA, E=E100, N=60_000, m=batch)
         assert mx.epsilon(1e-5) == pytest.approx(eps, abs=1e-3)
-    assert sh.mixture_tradeoff("subsampling", sigma=SIGMA, E=1, N=60_000, m=64).epsilon(1e-5) == pytest.approx(
+    assert sh.mixture_tradeoff("fixed", sigma=SIGMA, E=1, N=60_000, m=64).epsilon(1e-5) == pytest.approx(
         3.583, abs=1e-3
     )
     for N, s, g, true, paper in [
@@ -194,16 +194,16 @@ def test_exact_mixtures_golden():
         (59_392, 1024, 3, 72.705, 71.831),
         (59_392, 1024, 10, 179.959, 170.436),
     ]:
-        assert sh.mixture_tradeoff("shuffling", sigma=SIGMA, E=E100, N=N, s=s, g=g).epsilon(1e-5) == pytest.approx(
+        assert sh.mixture_tradeoff("shuffle", sigma=SIGMA, E=E100, N=N, s=s, g=g).epsilon(1e-5) == pytest.approx(
             true, abs=1e-3
         )
-        mx = sh.mixture_tradeoff("shuffling", sigma=SIGMA, E=E100, N=N, s=s, g=g, q_method="paper")
+        mx = sh.mixture_tradeoff("shuffle", sigma=SIGMA, E=E100, N=N, s=s, g=g, q_method="paper")
         assert mx.epsilon(1e-5) == pytest.approx(paper, abs=1e-3)
 
 
 def test_general_subsampling_mixture_matches_direct_convolution():
     N, s, m, g, E = 600, 2, 16, 2, 3
-    mx = sh.mixture_tradeoff("subsampling", sigma=SIGMA, E=E, N=N, s=s, m=m, g=g)
+    mx = sh.mixture_tradeoff("fixed", sigma=SIGMA, E=E, N=N, s=s, m=m, g=g)
     qk = sh.subsampling_round_pmf(N, g, s, m)
     per_round = np.zeros(len(qk) ** 2)
     for k, p in enumerate(qk):
@@ -252,7 +252,7 @@ def test_hoeffding_correct_bound_and_quantile():
 
 def test_claimed_lower_bound_is_violated_by_exact_tradeoff():
     """Documented failure (P1): Table 1 row 2's lower bound is below the exact A_1 trade-off somewhere."""
-    exact = sh.mixture_tradeoff("subsampling", sigma=SIGMA, E=E100, N=60_000, m=256, round_count="paper")
+    exact = sh.mixture_tradeoff("fixed", sigma=SIGMA, E=E100, N=60_000, m=256, round_count="paper")
     bound = sh.tradeoff_bounds(1, 2, sigma=SIGMA, E=E100, form="lemma")
     assert exact.epsilon(1e-5) == pytest.approx(35.020, abs=1e-3)
     assert bound.lower.epsilon(1e-5) == pytest.approx(34.722, abs=1e-3)
@@ -320,8 +320,8 @@ def test_group_crossover_and_h_series():
         (lambda: sh.tradeoff_bounds(1, 6, sigma=2, E=1, g=5, s=2, N=100, form="lemma"), "g <= s"),
         (lambda: sh.tradeoff_bounds(1, 3, sigma=2, E=1, form="exact"), "form"),
         (lambda: sh.mixture_tradeoff("poisson", sigma=2, E=1, N=100), "sampling"),
-        (lambda: sh.mixture_tradeoff("subsampling", sigma=2, E=1, N=100, m=200), "batch"),
-        (lambda: sh.mixture_tradeoff("shuffling", sigma=2, E=1, N=1000, m=4, g=3), "g <= 2"),
+        (lambda: sh.mixture_tradeoff("fixed", sigma=2, E=1, N=100, m=200), "batch"),
+        (lambda: sh.mixture_tradeoff("shuffle", sigma=2, E=1, N=1000, m=4, g=3), "g <= 2"),
         (lambda: sh.subsampling_round_pmf(0, 1, 1, 1), "N"),
         (lambda: sh.shuffle_collision_pmf(100, 10, 2, method="bose"), "method"),
         (lambda: sh.a0_epsilon(sigma=2, N=100, batch=10, E=1, delta=2.0), "delta"),

@@ -5,7 +5,7 @@ Dong, Roth, Su, "Gaussian Differential Privacy" (JRSS-B 2022) -- cited as [DRS]:
 * trade-off function T(P, Q)(α) = inf{β_φ : α_φ ≤ α}; f is a trade-off function iff it is convex,
   continuous, non-increasing and 0 ≤ f(α) ≤ 1 − α ([DRS] Prop. 2.2);
 * Gaussian trade-off G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) ([DRS] Def. 2.7), and f_{ε,δ} ([DRS] eq. (2.5));
-* μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 ([DRS] Cor. 2.13; delegated to :mod:`dpcore.accounting.gdp`);
+* μ-GDP ⇔ (ε, δ(ε))-DP for all ε ≥ 0 ([DRS] Cor. 2.13; computed by :mod:`dpcore.accounting.gaussian`);
 * a symmetric or general f converts to (ε, δ(ε)) with δ(ε) = 1 + f*(−e^ε) ([DRS] Prop. 2.12);
 * subsampling operator C_p(f) = min{f_p, f_p⁻¹}** with f_p = p f + (1 − p)(1 − α) ([DRS] Thm 4.2);
 * composition G_{μ1} ⊗ G_{μ2} = G_{sqrt(μ1² + μ2²)} ([DRS] Cor. 3.3) and the CLT for subsampled
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from dpcore.accounting import gdp
+from dpcore.accounting import gaussian
 from dpcore.validation import (
     check_choice,
     check_nonnegative,
@@ -64,6 +64,7 @@ __all__ = [
     "group_gaussian",
     "pld_gaussian_delta",
     "check_tradeoff",
+    "check_curve",
 ]
 
 ArrayLike = float | np.ndarray
@@ -91,24 +92,16 @@ def _out(x: np.ndarray) -> float | np.ndarray:
 
 # --------------------------------------------------------------------------- Gaussian
 def gaussian_tradeoff(mu: float, alpha: ArrayLike) -> float | np.ndarray:
-    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) ([DRS] Def. 2.7), computed as Φ(−Φ⁻¹(α) − μ) (no 1 − α cancellation).
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) ([DRS] Def. 2.7): :func:`dpcore.accounting.gaussian.tradeoff`.
 
     ``mu = 0`` is G_0(α) = 1 − α (no leakage); ``mu = inf`` is the zero function.
     """
-    mu = check_nonnegative("mu", mu) if mu != math.inf else math.inf
-    a = _as_alpha(alpha)
-    if mu == math.inf:
-        return _out(np.zeros_like(a))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = special.ndtr(-special.ndtri(a) - mu)
-    return _out(np.clip(out, 0.0, 1.0))
+    return gaussian.tradeoff(mu, _as_alpha(alpha))
 
 
 def gaussian_power(mu: float, alpha: ArrayLike) -> np.ndarray:
-    """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ), accurate when G_μ(α) is close to 1."""
-    alpha = _as_alpha(alpha)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return special.ndtr(special.ndtri(alpha) + mu)
+    """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ) (:func:`dpcore.accounting.gaussian.power`)."""
+    return np.asarray(gaussian.power(mu, _as_alpha(alpha)))
 
 
 def eps_delta_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> float | np.ndarray:
@@ -124,16 +117,35 @@ def eps_delta_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> float 
 
 
 def mu_to_delta(mu: float, epsilon: ArrayLike) -> float | np.ndarray:
-    """δ(ε) of μ-GDP, [DRS] Cor. 2.13 (delegates to :func:`dpcore.accounting.gdp.delta_from_mu`)."""
-    return gdp.delta_from_mu(mu, epsilon)
+    """δ(ε) of μ-GDP, [DRS] Cor. 2.13 (:func:`dpcore.accounting.gaussian.delta_from_mu`)."""
+    return gaussian.delta_from_mu(mu, epsilon)
 
 
 def mu_to_epsilon(mu: float, delta: float) -> float:
-    """Smallest ε with δ(ε) ≤ δ for μ-GDP (delegates to :func:`dpcore.accounting.gdp.epsilon_from_mu`)."""
-    return gdp.epsilon_from_mu(mu, delta)
+    """Smallest ε with δ(ε) ≤ δ for μ-GDP (:func:`dpcore.accounting.gaussian.epsilon_from_mu`)."""
+    return gaussian.epsilon_from_mu(mu, delta)
 
 
 # --------------------------------------------------------------------------- generic curves
+def check_curve(f: Callable[[np.ndarray], np.ndarray], grid: np.ndarray | None = None, *, tol: float = 1e-9) -> None:
+    """``ValueError`` unless ``f`` is finite with 0 ≤ f(α) ≤ 1 − α on ``grid`` (a trade-off function,
+    [DRS] Prop. 2.2): a curve with NaN, ∞ or values above 1 − α has no (ε, δ) meaning."""
+    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    with np.errstate(all="ignore"):
+        values = np.asarray(f(grid), dtype=float)
+    if values.shape != grid.shape:
+        raise ValueError(f"f must return one value per alpha, got shape {values.shape} for {grid.shape}")
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        raise ValueError(f"f must be finite on [0, 1]; it is {values[bad][0]} at alpha={grid[bad][0]:.3g}")
+    over = (values < -tol) | (values > 1.0 - grid + tol)
+    if np.any(over):
+        i = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"f is not a trade-off function: f({grid[i]:.3g}) = {values[i]:.6g} is outside [0, 1 − alpha]"
+        )
+
+
 def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> float:
     """max of ``objective`` on ``grid``, refined by a bounded 1-D search between the neighbours of the best point."""
     vals = np.asarray(objective(grid), dtype=float)
@@ -147,6 +159,8 @@ def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray
             method="bounded",
             options={"xatol": 1e-14 * hi},
         )
+        if not math.isfinite(res.fun):
+            raise ValueError(f"f is not finite near alpha={grid[i]:.3g}")
         best = max(best, -float(res.fun))
     return best
 
@@ -177,6 +191,7 @@ def tradeoff_to_delta(
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
+    check_curve(f, grid)
     out = np.array([_delta_from_callable(f, float(e), grid, symmetric) for e in eps.ravel()]).reshape(eps.shape)
     return _out(out)
 
@@ -188,6 +203,7 @@ def tradeoff_to_epsilon(
     and non-increasing in ε)."""
     delta = check_open_unit("delta", delta)
     grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    check_curve(f, grid)
 
     def d(e: float) -> float:
         return _delta_from_callable(f, e, grid, symmetric)
@@ -309,31 +325,55 @@ def compose_gaussian(*mus: float) -> float:
     return math.sqrt(sum(check_nonnegative("mu", m) ** 2 for m in mus))
 
 
-def clt_factor(sigma: float, sampling: str = "uniform") -> float:
-    """The per-unit CLT factor: μ = p·sqrt(T)·clt_factor(σ).
+CLT_SAMPLINGS = ("poisson", "fixed")
 
-    ``"uniform"``: h(σ) = sqrt(2(e^{σ⁻²}Φ(1.5/σ) + 3Φ(−0.5/σ) − 2)) ([DRS] Cor. 5.4; paper 003 App. G);
-    ``"poisson"``: sqrt(e^{σ⁻²} − 1) (Bu et al. 2020, Thm 5).  Both delegate to :mod:`dpcore.accounting.gdp`.
+
+def _log_clt_factor(sigma: float, sampling: str) -> float:
+    """log of the per-unit CLT factor, in log space so that σ → 0 does not overflow."""
+    x = sigma**-2
+    if sampling == "poisson":
+        # log sqrt(e^x − 1) = (x + log(1 − e^{−x}))/2
+        return 0.5 * (x + math.log(-math.expm1(-x)))
+    # h(σ)² = 2(e^x Φ(1.5/σ) + 3Φ(−0.5/σ) − 2); for large x the first term dominates.
+    if x < 600:
+        inner = math.exp(x) * special.ndtr(1.5 / sigma) + 3 * special.ndtr(-0.5 / sigma) - 2
+        return 0.5 * math.log(2 * inner)
+    log_first = x + float(special.log_ndtr(1.5 / sigma))
+    rest = 3 * special.ndtr(-0.5 / sigma) - 2  # in [−2, −0.5]: negligible against e^{600}
+    return 0.5 * (math.log(2.0) + log_first + math.log1p(rest * math.exp(-log_first)))
+
+
+def clt_factor(sigma: float, sampling: str = "fixed") -> float:
+    """The per-unit CLT factor: μ = p·sqrt(T)·clt_factor(σ); ``inf`` when it overflows (σ ≲ 0.04).
+
+    ``"fixed"``: h(σ) = sqrt(2(e^{σ⁻²}Φ(1.5/σ) + 3Φ(−0.5/σ) − 2)) ([DRS] Cor. 5.4, uniform subsampling
+    without replacement); ``"poisson"``: sqrt(e^{σ⁻²} − 1) (Bu, Dong, Long, Su 2020, Thm 5).
+    Both are asymptotic (T → ∞) and can under-estimate ε at finite T: approximate accountants.
 
     >>> round(clt_factor(2.0), 5)
     0.62755
     """
     sigma = check_positive("sigma", sigma)
-    check_choice("sampling", sampling, ("uniform", "poisson"))
-    if sampling == "uniform":
-        return gdp.mu_uniform(sigma, 1.0, 1)
-    return gdp.mu_poisson(sigma, 1.0, 1)
+    check_choice("sampling", sampling, CLT_SAMPLINGS)
+    log_h = _log_clt_factor(sigma, sampling)
+    return math.exp(log_h) if log_h < 700 else math.inf
 
 
-def clt_mu(sigma: float, p: float, steps: float, sampling: str = "uniform") -> float:
-    """μ of T-fold composition of a p-subsampled Gaussian (noise multiplier σ) by the CLT.
+def clt_mu(sigma: float, p: float, steps: float, sampling: str = "fixed") -> float:
+    """μ of T-fold composition of a p-subsampled Gaussian (noise multiplier σ) by the CLT (approximate).
 
-    μ = p·sqrt(T)·:func:`clt_factor`.  ``steps`` may be real (TF Privacy's ``compute_mu_uniform`` uses
-    T = epochs·N/batch, e.g. 1923.08), which :mod:`dpcore.accounting.gdp` (integer steps) does not allow.
+    μ = p·sqrt(T)·:func:`clt_factor` (Bu et al. 2020, Thm 5 for Poisson; [DRS] Cor. 5.4 for fixed-size
+    batches).  ``steps`` may be real (TF Privacy's ``compute_mu_uniform`` uses T = epochs·N/batch,
+    e.g. 1923.08) or 0 (μ = 0).  Computed in log space; ``inf`` when μ overflows.
     """
     p = check_range("p", p, 0.0, 1.0)
-    steps = check_positive("steps", steps)
-    return p * math.sqrt(steps) * clt_factor(sigma, sampling)
+    steps = check_nonnegative("steps", steps)
+    sigma = check_positive("sigma", sigma)
+    check_choice("sampling", sampling, CLT_SAMPLINGS)
+    if p == 0.0 or steps == 0.0:
+        return 0.0
+    log_mu = math.log(p) + 0.5 * math.log(steps) + _log_clt_factor(sigma, sampling)
+    return math.exp(log_mu) if log_mu < 700 else math.inf
 
 
 # --------------------------------------------------------------------------- group privacy
@@ -450,4 +490,3 @@ class Curve:
 
     def epsilon(self, delta: float) -> float:
         return tradeoff_to_epsilon(self.func, delta, symmetric=self.symmetric)
-

@@ -1,5 +1,5 @@
-"""Rényi-DP accountant of DP-SGD with ModelMix (paper 002: Xiao, Wan, Devadas, "Differentially
-Private Deep Learning with ModelMix").
+"""The ModelMix mechanism's Rényi-DP: the subsampled Gaussian ⊛ uniform mixing of DP-SGD with ModelMix
+(Xiao, Wan, Devadas, "Differentially Private Deep Learning with ModelMix", Theorem 4.1 and Appendix C).
 
 One ModelMix step releases the Poisson-subsampled sum of clipped gradients perturbed by Gaussian
 noise *and* by the per-coordinate uniform "trajectory envelope" noise of the mixing (Appendix C,
@@ -11,7 +11,7 @@ with z the noise multiplier (σ_sum / c), u the envelope width and s the per-coo
 differing record's gradient (s = 1 for plain ModelMix: the one-hot worst case of Theorem 4.1; s = 1/√p
 on p coordinates with the ℓ2 + ℓ∞ clipping of Algorithm 2: the p-sparse worst case of Corollary 4.1).
 
-**Units (note 002 §3.4, the critical rule).**  Algorithm 1 is written with a *summed* gradient, so
+**Units (the critical rule).**  Algorithm 1 is written with a *summed* gradient, so
 the uniform half-width τ/(2η) is in units of that sum.  The experiments use the *averaged* update
 w ← mix − η_avg (Σ CP + Δ)/B and quote τ as a multiple of η_avg ("τ = 0.15η").  With τ = ρ·η_avg and
 η_sum = η_avg / B the width in sensitivity units is u = ρ·B/c (:func:`envelope_width`).  This
@@ -19,7 +19,7 @@ reading reproduces every Fig. 3 number and the authors' CIFAR-10 ε = 8.000; the
 u = ρ/c gives essentially no amplification.
 
 **Per-step RDP.**  Theorem 4.1 and the *corrected* Corollary 4.1 (the printed one lacks the factor T
-and has 1 − α in the denominator; see :func:`corollary41_epsilon`):
+and has 1 − α in the denominator; see :mod:`dpcore.papers.p002_modelmix.corollary41`):
 
     RDP(α) = D_α((1−q)P0 + qP1 ‖ P0)
            = log Σ_{k=0}^{α} C(α,k)(1−q)^{α−k} q^k M_k^p / (α − 1)       (integer α, any p)
@@ -28,13 +28,13 @@ and has 1 − α in the denominator; see :func:`corollary41_epsilon`):
 with M_k = E_{P0}[(P1/P0)^k].  The densities have the closed form
 [Φ((o − a + u/2)/z) − Φ((o − a − u/2)/z)]/u; all integrals are Riemann sums on one uniform grid,
 in log space, vectorised over the orders.  T steps compose to T·RDP(α); (ε, δ) follows with
-:func:`dpcore.accounting.dpsgd.rdp_to_epsilon` ("mironov" = the paper's Theorem 2.2 and the
+:func:`dpcore.accounting.rdp.rdp_to_epsilon` ("mironov" = the paper's Theorem 2.2 and the
 authors' accountant; "balle" = the improved conversion).
 
 ModelMix is post-processing of the noisy-gradient releases, so the plain sampled-Gaussian RDP bounds
 it too; ``bound="min"`` (default) takes the smaller of the two at every order before composing,
 ``bound="modelmix"`` is the paper's Theorem 4.1 alone (what Fig. 3 plots).  The plain bound is
-:func:`sampled_gaussian_rdp`, computed the same way (closed form at integer α, numerical integral at
+:func:`dpcore.accounting.rdp.subsampled_gaussian_rdp` (closed form at integer α, numerical integral at
 fractional α, which stays accurate where dp_accounting's series stops converging, e.g. α = 1.25 at
 z = 0.367).
 
@@ -53,10 +53,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize
 from scipy.special import gammaln, log_ndtr, logsumexp
 
-from dpcore.accounting.dpsgd import rdp_to_epsilon
+from dpcore.accounting.calibrate import smallest_sigma
+from dpcore.accounting.rdp import rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.validation import (
     check_choice,
     check_nonnegative,
@@ -75,7 +75,6 @@ __all__ = [
     "log_mixture_density",
     "log_moments",
     "step_rdp",
-    "sampled_gaussian_rdp",
     "default_orders",
     "rdp",
     "epsilon",
@@ -85,8 +84,6 @@ __all__ = [
     "schedule_rdp",
     "schedule_epsilon",
     "noise_multiplier_for_epsilon",
-    "corollary41_epsilon",
-    "amplification_curves",
 ]
 
 #: TF-Privacy's default orders (``compute_dp_sgd_privacy``): the grid the paper's numbers come from.
@@ -95,9 +92,9 @@ TF_PRIVACY_ORDERS: tuple[float, ...] = (
     + tuple(float(a) for a in range(5, 64))
     + (128.0, 256.0, 512.0)
 )
-#: Orders used by default when p = 1: TF-Privacy's list up to 64 (note 002 §3.7).
+#: Orders used by default when p = 1: TF-Privacy's list up to 64 (the grid the paper's numbers use).
 DEFAULT_ORDERS: tuple[float, ...] = tuple(a for a in TF_PRIVACY_ORDERS if a <= 64)
-#: Orders used by default when p > 1: the integers 2..64 of Corollary 4.1 (note 002 §3.7).
+#: Orders used by default when p > 1: the integers 2..64 of Corollary 4.1.
 INTEGER_ORDERS: tuple[float, ...] = tuple(float(a) for a in range(2, 65))
 BOUNDS = ("min", "modelmix")
 CONVERSIONS = ("balle", "mironov")
@@ -116,7 +113,7 @@ def envelope_width(tau: float, *, clip: float, batch_size: float | None = None, 
     """Width u of the uniform envelope noise in sensitivity units (multiples of ``clip``).
 
     ``form="average"`` (the experiments' and the authors' convention): ``tau`` is τ/η for the
-    *averaged* update with expected batch size B, so u = τ/η · B / c (note 002 §3.4).
+    *averaged* update with expected batch size B, so u = τ/η · B / c.
     ``form="sum"`` (Algorithm 1 literally): ``tau`` is τ/η for the *summed* gradient, u = τ/η / c.
     The two agree when η_sum = η_avg / B.
 
@@ -257,27 +254,9 @@ def step_rdp(
     return _binomial_rdp(a, q, p * log_m)
 
 
-def sampled_gaussian_rdp(
-    orders: Sequence[float] | np.ndarray, *, sample_rate: float, noise_multiplier: float
-) -> np.ndarray:
-    """RDP of one Poisson-subsampled Gaussian step (Mironov, Talwar, Zhang 2019), add/remove.
-
-    D_α((1−q)N(0,z²) + qN(1,z²) ‖ N(0,z²)): the closed-form binomial sum with exp((k²−k)/(2z²))
-    at integer α, the same integral as :func:`step_rdp` with width 0 at fractional α.  This is
-    the τ → 0 limit of ModelMix and the "regular DP-SGD" accountant of the paper.
-    """
-    q = check_rate("sample_rate", sample_rate)
-    z = check_positive("noise_multiplier", noise_multiplier)
-    a = _check_orders(orders, integer=False)
-    out = np.empty_like(a)
-    integer = a == np.round(a)
-    if np.any(integer):
-        ai = a[integer]
-        k = np.arange(int(ai.max()) + 1)
-        out[integer] = _binomial_rdp(ai, q, (k * k - k) / (2 * z * z))
-    if np.any(~integer):
-        out[~integer] = step_rdp(a[~integer], sample_rate=q, noise_multiplier=z, width=0.0)
-    return out
+def _gaussian_rdp(a: np.ndarray, q: float, z: float) -> np.ndarray:
+    """The plain Poisson-subsampled Gaussian RDP (the τ → 0 limit; :mod:`dpcore.accounting.rdp`)."""
+    return subsampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=z)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -301,7 +280,7 @@ def _check_setting(n: int, batch_size: float, noise_multiplier: float, clip: flo
     return n, batch_size, noise_multiplier, clip, tau, p
 
 
-def _per_step(
+def per_step_rdp(
     orders, *, n, batch_size, noise_multiplier, clip, tau, linf_blocks, bound, form="average"
 ) -> tuple[np.ndarray, np.ndarray]:
     n, batch_size, z, clip, tau, p = _check_setting(n, batch_size, noise_multiplier, clip, tau, linf_blocks)
@@ -311,7 +290,7 @@ def _per_step(
     width = envelope_width(tau, clip=clip, batch_size=batch_size, form=form)
     values = step_rdp(a, sample_rate=q, noise_multiplier=z, width=width, linf_blocks=p)
     if bound == "min":
-        values = np.minimum(values, sampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=z))
+        values = np.minimum(values, _gaussian_rdp(a, q, z))
     return a, values
 
 
@@ -338,7 +317,7 @@ def rdp(
     literal reading, which gives almost no amplification at the paper's settings.
     """
     steps = check_positive_int("steps", steps)
-    a, values = _per_step(
+    a, values = per_step_rdp(
         orders,
         n=n,
         batch_size=batch_size,
@@ -410,7 +389,7 @@ def epsilon_curve(
     steps = [check_positive_int("steps", s) for s in steps]
     if not steps:
         raise ValueError("steps must be a non-empty sequence of positive integers")
-    a, values = _per_step(
+    a, values = per_step_rdp(
         orders,
         n=n,
         batch_size=batch_size,
@@ -427,14 +406,14 @@ def epsilon_curve(
 def dpsgd_rdp(
     *, n: int, batch_size: float, steps: int, noise_multiplier: float, orders: Sequence[float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(orders, RDP) of regular DP-SGD with the same noise (:func:`sampled_gaussian_rdp`, composed)."""
+    """(orders, RDP) of regular DP-SGD with the same noise (:mod:`dpcore.accounting.rdp`, composed)."""
     n = check_positive_int("n", n)
     batch_size = check_positive("batch_size", batch_size)
     if batch_size > n:
         raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
     steps = check_positive_int("steps", steps)
     a = np.asarray(DEFAULT_ORDERS, dtype=float) if orders is None else _check_orders(orders, integer=False)
-    return a, steps * sampled_gaussian_rdp(a, sample_rate=batch_size / n, noise_multiplier=noise_multiplier)
+    return a, steps * _gaussian_rdp(a, batch_size / n, noise_multiplier)
 
 
 def dpsgd_epsilon(
@@ -466,7 +445,7 @@ def schedule_rdp(
     bound: str = "min",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP) of a τ schedule: ``phases`` = [(steps, tau), ...] summed order by order
-    (note 002 §3.5 step 7; e.g. Table I's 0.05η then 0.025η, §5.3's thirds)."""
+    (RDP composes additively, Mironov 2017, Prop. 1; e.g. the paper's Table I: 0.05η then 0.025η)."""
     if not phases:
         raise ValueError("phases must be a non-empty sequence of (steps, tau) pairs")
     total = None
@@ -536,7 +515,10 @@ def noise_multiplier_for_epsilon(
     phases: Sequence[tuple[int, float]] | None = None,
     rtol: float = 1e-5,
 ) -> float:
-    """Noise multiplier z whose ε equals ``target_epsilon`` (to ``rtol`` in z), by Brent's method on log z.
+    """Smallest noise multiplier z (to ``rtol`` relative) whose ε does not exceed ``target_epsilon``.
+
+    The one calibrator (:func:`dpcore.accounting.calibrate.smallest_sigma`): the returned z never overshoots
+    (ε(z) ≤ target), z in [0.02, 1e4] (``ValueError`` outside).
 
     ``method="modelmix"``: :func:`epsilon` (or :func:`schedule_epsilon` when a τ schedule ``phases``
     is given; ``steps`` and ``tau`` are then ignored); ``method="dpsgd"``: :func:`dpsgd_epsilon`
@@ -584,109 +566,4 @@ def noise_multiplier_for_epsilon(
             bound=bound,
         )
 
-    def f(log_z: float) -> float:
-        return math.log(eps(math.exp(log_z))) - math.log(target)
-
-    lo, hi = math.log(0.25), math.log(4.0)
-    while f(lo) < 0:
-        lo -= math.log(4.0)
-        if lo < math.log(0.02):
-            raise ValueError(f"target_epsilon={target} needs noise_multiplier < 0.02: outside the accountant's range")
-    while f(hi) > 0:
-        hi += math.log(4.0)
-        if hi > math.log(1e4):
-            raise ValueError(f"target_epsilon={target} is not reachable with noise_multiplier <= 1e4")
-    root = optimize.brentq(f, lo, hi, xtol=rtol / 4, rtol=1e-12)
-    return math.exp(root)
-
-
-# ----------------------------------------------------------------------------------------------
-# The printed Corollary 4.1 (erratum)
-# ----------------------------------------------------------------------------------------------
-def corollary41_epsilon(
-    *,
-    n: int,
-    batch_size: float,
-    steps: int,
-    noise_multiplier: float,
-    clip: float,
-    tau: float,
-    delta: float,
-    linf_blocks: int,
-    mode: str = "corrected",
-    orders: Sequence[float] = INTEGER_ORDERS,
-) -> float:
-    """Corollary 4.1 as printed (``mode="printed"``) or corrected (``mode="corrected"``).
-
-    Printed: ε ≤ min_α [log Σ_k C(α,k)(1−q)^{α−k} q^k A_k + log(1/δ)] / (1 − α) -- the factor T is
-    missing and the denominator has the wrong sign, so the value is negative and meaningless.
-    Corrected (Theorem 4.1 and Appendix C): min_α [T·log Σ(...) + log(1/δ)] / (α − 1), identical to
-    :func:`epsilon` with ``bound="modelmix"``, ``conversion="mironov"`` and integer orders.
-    """
-    check_choice("mode", mode, ("corrected", "printed"))
-    delta = check_open_unit("delta", delta)
-    steps = check_positive_int("steps", steps)
-    a, per_step = _per_step(
-        orders,
-        n=n,
-        batch_size=batch_size,
-        noise_multiplier=noise_multiplier,
-        clip=clip,
-        tau=tau,
-        linf_blocks=linf_blocks,
-        bound="modelmix",
-    )
-    if mode == "corrected":
-        return rdp_to_epsilon(a, steps * per_step, delta, conversion="mironov")
-    log_sum = per_step * (a - 1)  # log Σ_k C(α,k)(1−q)^{α−k} q^k A_k
-    return float(np.min((log_sum + math.log(1 / delta)) / (1 - a)))
-
-
-# ----------------------------------------------------------------------------------------------
-# Fig. 3: ε against iterations for regular DP-SGD and ModelMix variants
-# ----------------------------------------------------------------------------------------------
-def amplification_curves(
-    steps: Sequence[int],
-    *,
-    n: int,
-    batch_size: float,
-    noise_multiplier: float,
-    clip: float,
-    tau: float,
-    delta: float,
-    linf_blocks: Sequence[int | None] = (None, 25, 100),
-    conversion: str = "mironov",
-    bound: str = "modelmix",
-    regular_orders: Sequence[float] = TF_PRIVACY_ORDERS,
-) -> dict[str, np.ndarray]:
-    """Fig. 3's curves: ε after each entry of ``steps`` for regular DP-SGD (same noise, ``regular_orders``)
-    and ModelMix with each ℓ∞ parameter in ``linf_blocks`` (None = plain ModelMix, default orders).
-
-    Keys: ``"steps"``, ``"regular DP-SGD"``, ``"ModelMix"``, ``"ModelMix p=<p>"``.  The defaults are the
-    paper's: Mironov conversion, Theorem 4.1 / Corollary 4.1 alone (``bound="modelmix"``).
-    """
-    steps = [check_positive_int("steps", s) for s in steps]
-    if not steps:
-        raise ValueError("steps must be a non-empty sequence of positive integers")
-    a, per_step = dpsgd_rdp(
-        n=n, batch_size=batch_size, steps=1, noise_multiplier=noise_multiplier, orders=regular_orders
-    )
-    out = {
-        "steps": np.asarray(steps),
-        "regular DP-SGD": np.array([rdp_to_epsilon(a, s * per_step, delta, conversion=conversion) for s in steps]),
-    }
-    for p in linf_blocks:
-        key = "ModelMix" if p is None else f"ModelMix p={p}"
-        out[key] = epsilon_curve(
-            steps,
-            n=n,
-            batch_size=batch_size,
-            noise_multiplier=noise_multiplier,
-            clip=clip,
-            tau=tau,
-            delta=delta,
-            linf_blocks=p,
-            conversion=conversion,
-            bound=bound,
-        )
-    return out
+    return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=0.02, sigma_max=1e4, below_min="raise")

@@ -5,9 +5,9 @@
 * :mod:`dpcore.federated.algorithms`  -- server side: ISRL-DP MB-SGD (Alg. 2), ISRL-DP Local SGD (App. I),
   one-pass accelerated MB-SGD (Alg. 1), shuffled MB-SGD (Sec. 5); batched over seeds × configurations.
 * :mod:`dpcore.federated.datasets`    -- MNIST odd/even, insurance and obesity silo partitions (App. I).
-* :mod:`dpcore.federated.experiments` -- App. I tuning protocol, error bars, figure panels.
+* the App. I tuning protocol of Lowy & Razaviyayn lives in :mod:`dpcore.papers.p001_isrl.experiments`.
 
-Noise calibrations and the tight accountant are in :mod:`dpcore.accounting.isrl`.
+Noise calibrations and the tight accountant are in :mod:`dpcore.papers.p001_isrl.accounting`.
 """
 
 from dpcore.federated.algorithms import Shuffler, accelerated_mb_sgd, local_sgd, mb_sgd, shuffled_mb_sgd

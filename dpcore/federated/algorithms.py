@@ -228,7 +228,7 @@ def shuffled_mb_sgd(pool: SiloPool, **kwargs) -> torch.Tensor:
 
     The server's average does not depend on the order of the messages, so the model is
     MB-SGD's; what changes is the privacy analysis (central DP by amplification by
-    shuffling, :func:`dpcore.accounting.isrl.shuffle_round_epsilon`).
+    shuffling, Lowy & Razaviyayn, Thm G.1).
     """
     return mb_sgd(pool, shuffler=Shuffler(kwargs.get("seed", 0)), **kwargs)
 

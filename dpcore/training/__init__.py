@@ -20,9 +20,11 @@ from dpcore.training.sampling import SAMPLINGS, BatchPlan
 from dpcore.training.schedules import ConstantLR, DecayOnMetricDrop, InverseTimeDecay, MultiStepLR
 from dpcore.training.trainer import (
     LOSSES,
+    NonFiniteError,
     Privatizer,
     Trainer,
     TrainResult,
+    check_model,
     make_classification_eval,
     make_loss,
     resolve_device,
@@ -30,6 +32,8 @@ from dpcore.training.trainer import (
 )
 
 __all__ = [
+    "NonFiniteError",
+    "check_model",
     "AsyncResult",
     "BatchPlan",
     "CLIPPINGS",

@@ -19,15 +19,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import torch
 from torch import Tensor, nn
 
+from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
 from dpcore.training.sampling import BatchPlan, derive_seed, make_generator
 from dpcore.training.schedules import schedule_from_dict
-from dpcore.training.trainer import LossFn, Privatizer, build_record, make_loss, resolve_device
+from dpcore.training.trainer import (
+    LossFn,
+    NonFiniteError,
+    Privatizer,
+    build_record,
+    check_model,
+    make_loss,
+    resolve_device,
+)
 from dpcore.validation import check_range
 
 __all__ = ["AsyncResult", "run_async_clients", "broadcast_delays"]
@@ -39,7 +47,7 @@ class AsyncResult:
 
     model: nn.Module
     history: list[dict[str, float]]
-    records: list[dict[str, Any]]
+    records: list[RunRecord]
     received: list[list[int]]  # received[j][i]: global round index client j's round i started from
 
 
@@ -75,6 +83,7 @@ def run_async_clients(
     delay_prob = check_range("delay_prob", delay_prob, 0.0, 1.0)
     if config.optimizer != "sgd" or config.optimizer_kwargs or config.modelmix is not None:
         raise ValueError("the asynchronous simulation implements plain SGD (paper 000): optimizer='sgd', no kwargs")
+    check_model(model, private=config.private)
     device = resolve_device(config.device)
     model = model.to(device)
     model.train()
@@ -128,6 +137,8 @@ def run_async_clients(
             with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
                 torch.manual_seed(derive_seed(privatizers[j].config.seed, "model", i))
                 u = privatizers[j].gradient(x[idx], y[idx], i, plans[j].size(i))
+            if not all(bool(torch.isfinite(g).all()) for g in u):
+                raise NonFiniteError(f"step {i}, client {j}: the loss or the noisy update is not finite; run stopped")
             with torch.no_grad():
                 for t, g in zip(local[j], u, strict=True):
                     t.sub_(lr * g)
@@ -158,12 +169,12 @@ def run_async_clients(
             engines=priv.engine_used,
             device=device,
             dtype=params[0].dtype if params else None,
+            async_info={
+                "n_clients": len(client_data),
+                "client": j,
+                "delay_prob": delay_prob,
+                "delay_predicate": "k >= i - 1",
+            },
         )
-        rec["async"] = {
-            "n_clients": len(client_data),
-            "client": j,
-            "delay_prob": delay_prob,
-            "delay_predicate": "k >= i - 1",
-        }
         records.append(rec)
     return AsyncResult(model, history, records, started_from)

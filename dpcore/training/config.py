@@ -20,10 +20,12 @@ The generalised round of paper 003 (Algorithm 1 with eq. (22)) covers all three 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from dpcore.accounting.events import CLIPPINGS as PRIVATE_CLIPPINGS
 from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.persample import ENGINES
 from dpcore.training.sampling import SAMPLINGS
@@ -36,7 +38,7 @@ from dpcore.validation import (
 
 __all__ = ["CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR"]
 
-CLIPPINGS = ("individual", "batch", "mixed", "none")
+CLIPPINGS = (*PRIVATE_CLIPPINGS, "none")  # "none": a non-private run
 NOISE_CONVENTIONS = ("standard", "replace_one")
 NOISE_FACTOR = {"standard": 1.0, "replace_one": 2.0}
 REDUCTIONS = ("mean", "sum")
@@ -52,7 +54,10 @@ class TrainConfig:
     schedule's length is the number of rounds).  ``lr`` is a number, a schedule dict (see
     :func:`dpcore.training.schedules.schedule_from_dict`) or a schedule object.  ``optimizer`` is
     "sgd", "adam", "adamw" or a callable ``params -> torch.optim.Optimizer`` (given ``lr`` is then
-    set by the schedule each round).
+    set by the schedule each round).  ``secure_rng=True`` draws the Gaussian noise from generators seeded
+    by the operating system's CSPRNG (``os.urandom``) at every step, as Opacus's secure mode does, and keeps
+    the seed out of the run record.  ``data`` is free text naming the data the run used (its provenance),
+    copied into the record.
     """
 
     sampling: str = "poisson"
@@ -76,6 +81,8 @@ class TrainConfig:
     seed: int = 0
     device: str = "auto"
     eval_every: int | None = None
+    secure_rng: bool = False
+    data: str = ""
 
     def __post_init__(self) -> None:
         check_choice("sampling", self.sampling, SAMPLINGS)
@@ -125,7 +132,13 @@ class TrainConfig:
             check_choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.modelmix is not None and not isinstance(self.modelmix, ModelMixConfig):
             raise ValueError("modelmix must be a ModelMixConfig or None")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
         self.seed = int(self.seed)
+        if not isinstance(self.secure_rng, bool):
+            raise ValueError(f"secure_rng must be True or False, got {self.secure_rng!r}")
+        if not isinstance(self.data, str):
+            raise ValueError(f"data must be a string (the data's provenance), got {self.data!r}")
 
     @property
     def private(self) -> bool:

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from dpcore.accounting.events import SAMPLINGS
 from dpcore.validation import check_choice, check_positive_int
 
 __all__ = ["SAMPLINGS", "BatchPlan", "derive_seed", "make_generator"]
 
-SAMPLINGS = ("poisson", "shuffle", "fixed")
 
 
 def derive_seed(seed: int, *keys: int | str) -> int:

@@ -14,9 +14,14 @@ checkpoint finishes with exactly the parameters of an uninterrupted run.  Checkp
 dicts of tensors and numbers written atomically and loaded with ``torch.load(weights_only=True)``.
 The same code runs on CUDA when it is available (``device="auto"``).
 
-Every run returns a record (sampling, clipping, σ, C, batch sizes, steps, epochs, dataset size,
-noise convention, …) from which :func:`dpcore.accounting.records.epsilon_for_record` picks the
-matching accountant.
+Every run returns a :class:`~dpcore.accounting.run_record.RunRecord` (sampling, clipping, σ, C, batch
+sizes, steps, epochs, dataset size, noise convention, …) from which
+:func:`dpcore.accounting.records.epsilon_for_record` picks the matching accountant.
+
+What nothing accounts for is refused: a private run's model may not mix samples (BatchNorm in training
+mode, any module with running statistics updated from the private batch; use GroupNorm), a model needs
+trainable parameters, and a non-finite loss or update stops the run with :class:`NonFiniteError` naming
+the step (such a run has no record).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
 from dpcore.training.modelmix import mix
 from dpcore.training.persample import LossFn, clipped_group_sum
@@ -49,6 +55,8 @@ __all__ = [
     "train",
     "make_classification_eval",
     "build_record",
+    "check_model",
+    "NonFiniteError",
     "CHECKPOINT_FORMAT",
 ]
 
@@ -95,6 +103,49 @@ def _make_optimizer(config: TrainConfig, params: list[nn.Parameter], lr: float) 
     return cls(params, lr=lr, **kwargs)
 
 
+class NonFiniteError(FloatingPointError):
+    """A step produced a non-finite update or parameter; the run is stopped and has no record."""
+
+
+_RUNNING_STATS = ("running_mean", "running_var", "num_batches_tracked")
+
+
+def check_model(model: nn.Module, *, private: bool) -> None:
+    """Refuse what the privacy analysis does not cover (``ValueError`` naming the module).
+
+    DP-SGD's per-example sensitivity assumes each example's gradient depends on that example only.
+    Batch normalisation in training mode mixes the examples of a batch, and a layer with running
+    statistics releases a function of the private batch through its buffers: both are refused for private
+    runs (Opacus's ModuleValidator does the same); GroupNorm/LayerNorm are per-example.  A model without
+    trainable parameters is refused for every run.
+    """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model has no trainable parameters (every parameter has requires_grad=False)")
+    if not private:
+        return
+    for name, module in model.named_modules():
+        label = name or type(model).__name__
+        if isinstance(module, nn.modules.batchnorm._BatchNorm):
+            raise ValueError(
+                f"module {label!r} ({type(module).__name__}) mixes the examples of a batch and keeps running "
+                "statistics of private data; a private run cannot account for it: use nn.GroupNorm instead"
+            )
+        stats = [b for b, _ in module.named_buffers(recurse=False) if b in _RUNNING_STATS]
+        if stats or getattr(module, "track_running_stats", False):
+            raise ValueError(
+                f"module {label!r} ({type(module).__name__}) keeps running statistics "
+                f"({', '.join(stats) or 'tracked'}) updated from private data; a private run cannot account for "
+                "them: use nn.GroupNorm or disable them"
+            )
+
+
+def _secure_seed() -> int:
+    """A 63-bit seed from the operating system's CSPRNG."""
+    return int.from_bytes(os.urandom(8), "little") >> 1
+
+
 class Privatizer:
     """The private part of a round: (x, y) ↦ U/D (a list of tensors shaped like the trainable parameters)."""
 
@@ -122,9 +173,14 @@ class Privatizer:
         return 1.0
 
     def noise(self, step: int) -> list[Tensor]:
-        """N(0, (κCσ)² I) of round ``step``, from a generator seeded by (seed, step) on the device."""
+        """N(0, (κCσ)² I) of round ``step``, from a generator seeded by (seed, step) on the device, or with
+        ``secure_rng`` by a fresh seed from ``os.urandom`` at every step (not reproducible, not recorded)."""
         std = self.config.noise_std
-        gen = make_generator(self.config.seed, "noise", step, device=self.device)
+        if self.config.secure_rng:
+            gen = torch.Generator(device=self.device)
+            gen.manual_seed(_secure_seed())
+        else:
+            gen = make_generator(self.config.seed, "noise", step, device=self.device)
         flat = torch.randn(self._numel, generator=gen, device=self.device, dtype=self.params[0].dtype).mul_(std)
         return [t.view_as(p) for t, p in zip(flat.split([p.numel() for p in self.params]), self.params, strict=True)]
 
@@ -170,7 +226,7 @@ class TrainResult:
 
     model: nn.Module
     history: list[dict[str, float]]
-    record: dict[str, Any]
+    record: RunRecord
 
 
 def make_classification_eval(
@@ -206,7 +262,8 @@ def build_record(
     engines: set[str],
     device: torch.device,
     dtype: torch.dtype | None,
-) -> dict[str, Any]:
+    async_info: dict | None = None,
+) -> RunRecord:
     """The run record: every quantity an accountant needs, plus how the run was executed."""
     c = config
     sizes = c.batch_size if isinstance(c.batch_size, int) else list(c.batch_size)
@@ -224,36 +281,36 @@ def build_record(
     opt: dict[str, Any] = {"name": c.as_dict()["optimizer"]}
     if optimizer is not None:
         opt.update({k: v for k, v in optimizer.defaults.items() if isinstance(v, (int, float, bool, str))})
-    return {
-        "record_version": 1,
-        "private": c.private,
-        "sampling": c.sampling,
-        "dataset_size": plan.dataset_size,
-        "batch_size": sizes,
-        "sample_rate": sizes / plan.dataset_size if constant else None,
-        "steps": steps,
-        "planned_steps": total_steps,
-        "epochs": samples / plan.dataset_size,
-        "clipping": c.clipping,
-        "group_size": 1 if c.clipping == "individual" else c.group_size,
-        "groups_per_round": groups,
-        "clip_norm": c.clip_norm,
-        "clip_norm_type": c.clip_norm_type,
-        "linf_p": c.linf_p,
-        "noise_multiplier": c.noise_multiplier,
-        "noise_convention": c.noise_convention,
-        "noise_std": c.noise_std,
-        "reduce": c.reduce,
-        "optimizer": opt,
-        "lr_schedule": schedule.describe(),
-        "modelmix": None if c.modelmix is None else c.modelmix.describe(total_steps),
-        "async": None,
-        "engine": sorted(engines),
-        "max_physical_batch": c.max_physical_batch,
-        "seed": c.seed,
-        "device": str(device),
-        "dtype": None if dtype is None else str(dtype),
-    }
+    return RunRecord(
+        private=c.private,
+        sampling=c.sampling,
+        dataset_size=plan.dataset_size,
+        batch_size=sizes if constant else tuple(sizes),
+        steps=steps,
+        planned_steps=total_steps,
+        epochs=samples / plan.dataset_size,
+        clipping=c.clipping,
+        group_size=1 if c.clipping == "individual" else c.group_size,
+        groups_per_round=groups,
+        clip_norm=c.clip_norm,
+        clip_norm_type=c.clip_norm_type,
+        linf_p=c.linf_p,
+        noise_multiplier=c.noise_multiplier,
+        noise_convention=c.noise_convention,
+        noise_std=c.noise_std,
+        reduce=c.reduce,
+        optimizer=opt,
+        lr_schedule=schedule.describe(),
+        modelmix=None if c.modelmix is None else c.modelmix.describe(total_steps),
+        async_=async_info,
+        engine=tuple(sorted(engines)),
+        max_physical_batch=c.max_physical_batch,
+        seed=None if c.secure_rng else c.seed,
+        secure_rng=c.secure_rng,
+        device=str(device),
+        dtype=None if dtype is None else str(dtype),
+        data=c.data,
+    )
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
@@ -295,6 +352,7 @@ class Trainer:
         x, y = data
         if x.shape[0] != y.shape[0] or x.shape[0] == 0:
             raise ValueError(f"data must be (X, y) with the same non-zero length, got {x.shape[0]} and {y.shape[0]}")
+        check_model(model, private=config.private)
         self.config = config
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
@@ -325,6 +383,7 @@ class Trainer:
         self.privatizer = Privatizer(self.model, self.loss_fn, config, self.device)
         self.step_index = 0
         self.samples = 0.0
+        self.failed_at: int | None = None
         self.history: list[dict[str, float]] = []
         self.previous: list[Tensor] | None = (
             [p.detach().clone() for p in self.params] if config.modelmix is not None else None
@@ -337,6 +396,8 @@ class Trainer:
     # ---- one round ------------------------------------------------------------------------
     def step(self) -> None:
         """Run round ``self.step_index``."""
+        if self.failed_at is not None:
+            raise NonFiniteError(f"the run stopped at step {self.failed_at} with a non-finite update")
         if self.step_index >= self.total_steps:
             raise ValueError(f"the run is complete ({self.total_steps} rounds)")
         k = self.step_index
@@ -357,12 +418,18 @@ class Trainer:
                     current = p.detach().clone()
                     p.copy_(mix(current, self.previous[i], rho * lr, cfg.modelmix.gap_rule, gen))
                     self.previous[i] = current
+        if not all(bool(torch.isfinite(g).all()) for g in grads):
+            self.failed_at = k
+            raise NonFiniteError(f"step {k}: the loss or the noisy update is not finite (NaN/inf); run stopped")
         for p, g in zip(self.params, grads, strict=True):
             p.grad = g.to(p.dtype)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
+        if not all(bool(torch.isfinite(p).all()) for p in self.params):
+            self.failed_at = k
+            raise NonFiniteError(f"step {k}: the parameters became non-finite after the update; run stopped")
         self.step_index += 1
         self.samples += planned
         if self._evaluate_now():
@@ -409,8 +476,11 @@ class Trainer:
         return TrainResult(self.model, list(self.history), self.record())
 
     # ---- record ---------------------------------------------------------------------------
-    def record(self) -> dict[str, Any]:
-        """The run record (plain JSON-able dict) that :mod:`dpcore.accounting.records` accounts for."""
+    def record(self) -> RunRecord:
+        """The :class:`RunRecord` that :mod:`dpcore.accounting.records` accounts for (refused after a
+        non-finite step: such a run is never recorded as finished)."""
+        if self.failed_at is not None:
+            raise NonFiniteError(f"the run stopped at step {self.failed_at} with a non-finite update: no record")
         return build_record(
             self.config,
             self.plan,

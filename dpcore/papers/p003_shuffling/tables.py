@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from dpcore.accounting import fdp
-from dpcore.accounting import shuffling as sh
+from dpcore.papers.p003_shuffling import bounds as sh
 
 __all__ = [
     "APP_H",
@@ -36,7 +36,7 @@ def row_mechanism(table: int, row: int, batch: int) -> dict:
     batch_clip = {(1, 1), (1, 5), (1, 6)}
     shuffled = {(1, 3), (1, 4), (1, 5), (1, 6)}
     s, m = (batch, 1) if (table, row) in batch_clip else (1, batch)
-    return {"sampling": "shuffling" if (table, row) in shuffled else "subsampling", "s": s, "m": m}
+    return {"sampling": "shuffle" if (table, row) in shuffled else "fixed", "s": s, "m": m}
 
 
 def _eps(f, delta: float) -> float:
@@ -48,7 +48,7 @@ def exact_mixture(table: int, row: int, *, sigma: float, E: int, N: int, batch: 
     if table == 2 and row in (1, 2):
         return None
     mech = row_mechanism(table, row, batch)
-    if mech["sampling"] == "shuffling" and mech["m"] > 1 and g > 2:
+    if mech["sampling"] == "shuffle" and mech["m"] > 1 and g > 2:
         return None
     return sh.mixture_tradeoff(mech["sampling"], sigma=sigma, E=E, N=N, s=mech["s"], m=mech["m"], g=g)
 
@@ -132,8 +132,8 @@ def a0_a1_rows(
             kw = {"sigma": sigma, "E": E, "N": N, "s": 1, "m": batch}
             row = {
                 "N": N, "batch": batch, "E": E,
-                "A1_shuffling": sh.mixture_tradeoff("shuffling", **kw).epsilon(delta),
-                "A1_subsampling": sh.mixture_tradeoff("subsampling", **kw).epsilon(delta),
+                "A1_shuffling": sh.mixture_tradeoff("shuffle", **kw).epsilon(delta),
+                "A1_subsampling": sh.mixture_tradeoff("fixed", **kw).epsilon(delta),
                 "A0_clt_uniform": sh.a0_epsilon(sigma=sigma, N=N, batch=batch, E=E, delta=delta),
                 "A0_clt_poisson": sh.a0_epsilon(sigma=sigma, N=N, batch=batch, E=E, delta=delta, method="clt-poisson"),
             }

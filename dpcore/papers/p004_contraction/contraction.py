@@ -26,7 +26,7 @@ Lipschitz bound L, projection radius ρ, replace-one neighbours.
 * :func:`exact_1d_delta` -- an exact (grid) instance of Algorithm 1 in one dimension, which must
   sit below every bound.
 
-The composition baselines on the same parameters live in :mod:`dpcore.accounting.contraction_baselines`.
+The composition baselines on the same parameters live in :mod:`dpcore.papers.p004_contraction.baselines`.
 
 >>> float(f"{last_iterate_delta(1.0, n=100, batch_size=10, eta=0.5, sigma=1.5):.4e}")  # Fig. 2, q = 0.1
 0.0020211
@@ -476,6 +476,8 @@ def epsilon_for_delta(delta_of_epsilon: Callable[[float], float], delta: float, 
 
     def f(e: float) -> float:
         d = float(delta_of_epsilon(e))
+        if not 0.0 <= d <= 1.0:  # NaN included
+            raise ValueError(f"delta_of_epsilon({e:g}) = {d} is not a δ in [0, 1]")
         return (math.log(d) if d > 0 else -math.inf) - math.log(delta)
 
     if f(0.0) <= 0:

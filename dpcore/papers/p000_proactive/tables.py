@@ -80,8 +80,8 @@ def table_3_5_rows() -> list[dict]:
     """Tables 3–5 regenerated: printed σ → ε by the paper's rule 2 ln(1/δ)/σ² and by eq. (6); the D.4 s bound
     at that ε (paper mode, γ = F(2)); and the one-step E.1 σ/ε at the largest printed s (Tables 4/5 = Tables 7/8
     row 1)."""
-    from dpcore.accounting import proactive as pr
-    from dpcore.accounting import proactive_e1 as e1
+    from dpcore.papers.p000_proactive import calculator as pr
+    from dpcore.papers.p000_proactive import e1
 
     rows = []
     for name, (setting, eps_p, sig_p, delta_p, s_list) in TABLE_3_5.items():
@@ -107,8 +107,8 @@ def table_6_8_rows(*, theorem_search: str = "bisect") -> list[dict]:
     configuration: σ given, s from the σ → s direction).  Theorem mode: the E.1 maximum s and its σ for the
     same ε target (eq. (6), γ fixed point), and the paper-mode E.1 search (ε_1 ≤ target) for comparison.
     """
-    from dpcore.accounting import proactive as pr
-    from dpcore.accounting import proactive_e1 as e1
+    from dpcore.papers.p000_proactive import calculator as pr
+    from dpcore.papers.p000_proactive import e1
 
     rows = []
     for name, (setting, table) in TABLES_6_8.items():
@@ -137,7 +137,7 @@ def table_6_8_rows(*, theorem_search: str = "bisect") -> list[dict]:
 def honest_rows() -> list[dict]:
     """Note §3.12: the guarantee every printed (σ, s) of Tables 6–8 really has (eq. (6), γ*, Thm 3.1/B.4,
     GDP-CLT and RDP)."""
-    from dpcore.accounting import proactive as pr
+    from dpcore.papers.p000_proactive import calculator as pr
 
     rows = []
     for name, (setting, table) in TABLES_6_8.items():
@@ -156,7 +156,7 @@ def table_9_11_rows(mode: str = "paper") -> list[dict]:
     for the T_min_asym column, at T = k²/(4ε), i.e. at **twice** the printed s_max_asym (erratum); both are
     reported, together with the value at the stated batch and the RDP upper bound there.
     """
-    from dpcore.accounting import proactive as pr
+    from dpcore.papers.p000_proactive import calculator as pr
 
     rows = []
     for name, spec in TABLES_9_11.items():
@@ -188,7 +188,7 @@ def tightness_rows(setting: str, *, divisors=None, mode: str = "paper") -> list[
     the ε_target of eq. (6).  a = 2γ is T_min_asym; the paper claims ε_target cannot be met beyond a ≈ 2γ."""
     import numpy as np
 
-    from dpcore.accounting import proactive as pr
+    from dpcore.papers.p000_proactive import calculator as pr
 
     st = SETTINGS[setting]
     sigma = TABLES_9_11[[k for k, v in TABLES_9_11.items() if v["setting"] == setting][0]]["sigma"]
@@ -216,7 +216,7 @@ def tightness_divisor(setting: str, *, accountant: str = "gdp-uniform", mode: st
 
     from scipy import optimize
 
-    from dpcore.accounting import proactive as pr
+    from dpcore.papers.p000_proactive import calculator as pr
     from dpcore.validation import check_choice
 
     check_choice("accountant", accountant, ("gdp-uniform", "rdp"))
@@ -238,7 +238,7 @@ def sigma_curve_rows(deltas=(1e-4, 1 / 60_000, 2e-5, 1e-6), epsilons=None) -> li
     """σ against ε for several δ: eq. (6) (theorem) and the Tables 3–8 rule (paper)."""
     import numpy as np
 
-    from dpcore.accounting import proactive as pr
+    from dpcore.papers.p000_proactive import calculator as pr
 
     epsilons = np.geomspace(0.01, 10, 120) if epsilons is None else np.asarray(epsilons, dtype=float)
     return [

@@ -45,8 +45,8 @@ import numpy as np
 from dp_accounting import pld
 from scipy import special, stats
 
-from dpcore.accounting.calibration import smallest_sigma
-from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
+from dpcore.accounting.calibrate import smallest_sigma
+from dpcore.validation import check_choice, check_nonnegative, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
     "FORMULAS",
@@ -426,7 +426,14 @@ def with_replacement_pld(
 
 def _composed_epsilon(single: pld.privacy_loss_distribution.PrivacyLossDistribution, steps: int, delta: float) -> float:
     composed = single.self_compose(steps) if steps > 1 else single
-    return float(composed.get_epsilon_for_delta(delta))
+    with np.errstate(over="ignore", invalid="ignore"):
+        eps = float(composed.get_epsilon_for_delta(delta))
+    if math.isnan(eps):
+        raise ValueError(
+            "the privacy-loss distribution of this setting is not computable (noise_std too small against the "
+            "Lipschitz bound, ε beyond the grid): out of the accountant's range"
+        )
+    return eps
 
 
 def mbsgd_epsilon(
@@ -446,9 +453,7 @@ def mbsgd_epsilon(
     N(0, σ² I); see the module docstring for the neighbouring relations.
     ``noise_std=0`` gives ε = inf.
     """
-    sigma = float(noise_std)
-    if not sigma >= 0:
-        raise ValueError(f"noise_std must be in [0, inf), got {noise_std}")
+    sigma = check_nonnegative("noise_std", noise_std)
     lipschitz = check_positive("lipschitz", lipschitz)
     rounds, n, batch_size = _check_sizes(rounds, n, batch_size)
     delta = check_open_unit("delta", delta)
@@ -502,7 +507,7 @@ def one_pass_epsilon(
     delta = check_open_unit("delta", delta)
     check_choice("neighbours", neighbours, NEIGHBOURS)
     sensitivity = (2.0 if neighbours == "replace-one" else 1.0) * lipschitz / batch_size
-    from dpcore.accounting.gdp import epsilon_from_mu
+    from dpcore.accounting.gaussian import epsilon_from_mu
 
     return epsilon_from_mu(sensitivity / sigma, delta)
 

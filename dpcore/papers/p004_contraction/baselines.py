@@ -34,9 +34,8 @@ import numpy as np
 from dp_accounting import pld, rdp
 from scipy.special import logsumexp
 
-from dpcore.accounting.contraction import sensitivity_ratio, theta
-from dpcore.accounting.dpsgd import rdp_to_epsilon
-from dpcore.accounting.modelmix import sampled_gaussian_rdp
+from dpcore.accounting.rdp import rdp_to_epsilon, subsampled_gaussian_rdp
+from dpcore.papers.p004_contraction.contraction import sensitivity_ratio, theta
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
@@ -181,7 +180,7 @@ def poisson_rdp(
         a = a[a == np.round(a)]
         if a.size == 0:
             raise ValueError("orders must contain integers for relation='add_remove'")
-        per_step = sampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=z)
+        per_step = subsampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=z)
     else:
         per_step = replace_one_poisson_rdp(a, sample_rate=q, noise_multiplier=z)
     return a, per_step * (n / m)
@@ -331,7 +330,7 @@ def baseline_deltas(
     radius: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """δ(ε) of Theorem 2 (B0) and of every baseline B1–B4 on the same parameters, keyed as :data:`METHODS`."""
-    from dpcore.accounting.contraction import last_iterate_delta
+    from dpcore.papers.p004_contraction.contraction import last_iterate_delta
 
     e = np.atleast_1d(_eps(epsilon))
     kw = dict(batch_size=batch_size, sigma=sigma, lipschitz=lipschitz)
@@ -359,7 +358,7 @@ def baseline_table(
     epsilons: Sequence[float] = (0.5, 1.0, 2.0),
 ) -> list[dict]:
     """One row per method (note 004 §7's table): ε at each δ (brentq on log δ(ε)) and δ at each ε."""
-    from dpcore.accounting.contraction import epsilon_for_delta, last_iterate_delta
+    from dpcore.papers.p004_contraction.contraction import epsilon_for_delta, last_iterate_delta
 
     kw = dict(batch_size=batch_size, sigma=sigma, lipschitz=lipschitz)
     rdps = {key: poisson_rdp(n=n, relation=rel, **kw) for key, rel in (("B3a", "add_remove"), ("B3b", "replace_one"))}

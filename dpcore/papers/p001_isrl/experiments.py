@@ -10,7 +10,7 @@ of half-width (95th − 5th percentile)/2 around the mean (error rates capped to
 :func:`run_sweep` executes one algorithm on all trials × repetitions × ε × grid in a few
 batched calls (trials × repetitions are independent streams; ε and the grid are
 configurations sharing a stream's random draws).  The noise of each silo follows the
-paper's calibrations (:mod:`dpcore.accounting.isrl`) with δ_i = 1/n_i², L the clip
+paper's calibrations (:mod:`dpcore.papers.p001_isrl.accounting`) with δ_i = 1/n_i², L the clip
 threshold (insurance) or the Lipschitz bound 2·max‖x‖ (MNIST, obesity), and
 K_i = int(max(1, n_i·sqrt(ε_max/(4R)))) unless given.
 """
@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from dpcore.accounting import isrl
 from dpcore.federated import algorithms
 from dpcore.federated.datasets import FederatedTrials
 from dpcore.federated.models import make_loss
 from dpcore.federated.silos import SiloPool
+from dpcore.papers.p001_isrl import accounting as isrl
 from dpcore.validation import check_choice, check_positive, check_positive_int
 
 __all__ = [

@@ -34,7 +34,9 @@ import numpy as np
 from scipy import special, stats
 
 from dpcore.accounting import fdp
-from dpcore.accounting.mixture import GaussianMixture, convolve_power
+from dpcore.accounting import shuffled as core
+from dpcore.accounting.mixture import GaussianMixture
+from dpcore.accounting.shuffled import batch_clipping_q, rounds_per_epoch, subsampling_round_pmf
 from dpcore.validation import (
     check_choice,
     check_nonnegative,
@@ -67,25 +69,9 @@ __all__ = [
     "table_rows",
 ]
 
-SAMPLINGS = ("subsampling", "shuffling")
+SAMPLINGS = ("fixed", "shuffle")  # the paper's "subsampling" and "shuffling"
 CLIPPINGS = ("individual", "batch", "mixed")
-A0_METHODS = ("clt-uniform", "clt-poisson", "pld-poisson")
-
-
-def _ratio_comb(a: int, b: int, k: int) -> float:
-    """C(a, k) / C(b, k) as a float without overflow (exact rational arithmetic)."""
-    if k < 0 or k > a:
-        return 0.0
-    return float(Fraction(math.comb(a, k), math.comb(b, k)))
-
-
-def rounds_per_epoch(N: int, batch: int) -> int:
-    """⌊N/|S_b|⌋ rounds per epoch (Algorithm 1 with N not divisible by ms drops the remainder; note A2)."""
-    N = check_positive_int("N", N)
-    batch = check_positive_int("batch", batch)
-    if batch > N:
-        raise ValueError(f"batch (= m·s) must be <= N, got batch={batch}, N={N}")
-    return N // batch
+A0_METHODS = ("clt-fixed", "clt-poisson", "pld-poisson")
 
 
 # --------------------------------------------------------------------------- Defs 5.3 / 5.4
@@ -142,79 +128,28 @@ def upper_bound_function(mu: float, u: float, *, symmetric: bool = True) -> fdp.
 
 
 # --------------------------------------------------------------------------- q distributions
-def batch_clipping_q(N: int, s: int, g: int) -> tuple[float, float]:
-    """App. E.5 (m = 1, subsampling): q_1 = 1 − C(N−g, s)/C(N, s) per round, and q = (N/s)·q_1 (≈ g for gs ≪ N)."""
-    N = check_positive_int("N", N)
-    s = check_positive_int("s", s)
-    g = check_positive_int("g", g)
-    if g > N or s > N:
-        raise ValueError(f"g and s must be <= N, got g={g}, s={s}, N={N}")
-    q1 = 1.0 - _ratio_comb(N - g, N, s) if N - g >= s else 1.0
-    return q1, N / s * q1
-
-
-def subsampling_round_pmf(N: int, g: int, s: int, m: int) -> np.ndarray:
-    """Pr[L = k], k = 0..min(g, m): the number of subsets S_{b,h} of one subsampled round touching z (App. E.1).
-
-    Polynomial form of the paper's formula (verified equal to it and to Monte Carlo):
-    q_k = Σ_{k'} Hyp(k'; N, g, ms) · C(m, k) Σ_i (−1)^i C(k, i) C((k − i)s, k') / C(ms, k'), evaluated in
-    exact rational arithmetic.  For s = 1 this is the hypergeometric C(N−g, m−k) C(g, k)/C(N, m).
-    """
-    N = check_positive_int("N", N)
-    g = check_positive_int("g", g)
-    s = check_positive_int("s", s)
-    m = check_positive_int("m", m)
-    ms = m * s
-    if ms > N or g > N:
-        raise ValueError(f"m·s and g must be <= N, got m·s={ms}, g={g}, N={N}")
-    kmax = min(g, m)
-    out = [Fraction(0)] * (kmax + 1)
-    denom_N = math.comb(N, ms)
-    for kp in range(0, min(g, ms) + 1):
-        hyp = Fraction(math.comb(g, kp) * math.comb(N - g, ms - kp), denom_N)
-        if hyp == 0:
-            continue
-        if kp == 0:
-            out[0] += hyp
-            continue
-        c_ms = math.comb(ms, kp)
-        for k in range(1, min(kmax, kp) + 1):
-            ways = sum((-1) ** i * math.comb(k, i) * math.comb((k - i) * s, kp) for i in range(k + 1))
-            if ways:
-                out[k] += hyp * Fraction(math.comb(m, k) * ways, c_ms)
-    return np.array([float(x) for x in out])
-
-
 def shuffle_collision_pmf(N: int, s: int, g: int, *, method: str = "true") -> np.ndarray:
     """Pr[the g differentiating samples fall in exactly j rounds], j = 1..g, one shuffled epoch, m = 1.
 
-    ``method="true"`` -- a uniform permutation cut into n = N/s blocks of size s (inclusion–exclusion):
-        q_j = C(n, j) Σ_i (−1)^i C(j, i) C((j − i)s, g) / C(ns, g);
+    ``method="true"`` -- a uniform permutation (:func:`dpcore.accounting.shuffled.shuffle_collision_pmf`);
     ``method="paper"`` -- App. F.3's balls-in-bins law q_j = C(n, j) C(g−1, j−1) / C(n − 1 + g, g), which counts
-        multisets as equally likely (Bose–Einstein) and roughly doubles the collision probability (erratum P2).
-    Returns an array of length g (index j − 1).  With N not a multiple of s, n = ⌊N/s⌋ blocks are used and
-    the g samples are placed among the ns used positions (the remainder is dropped, note A2).
+    multisets as equally likely (Bose–Einstein) and roughly doubles the collision probability (erratum).
     """
+    check_choice("method", method, ("true", "paper"))
+    if method == "true":
+        return core.shuffle_collision_pmf(N, s, g)
     N = check_positive_int("N", N)
     s = check_positive_int("s", s)
     g = check_positive_int("g", g)
-    check_choice("method", method, ("true", "paper"))
     n = N // s
     if n < 1:
         raise ValueError(f"s must be <= N, got s={s}, N={N}")
-    N = n * s
-    if g > N:
-        raise ValueError(f"g must be <= ⌊N/s⌋·s, got g={g}, N={N}")
+    if g > n * s:
+        raise ValueError(f"g must be <= ⌊N/s⌋·s, got g={g}, N={n * s}")
     out = np.zeros(g)
-    if method == "paper":
-        den = math.comb(n - 1 + g, g)
-        for j in range(1, min(g, n) + 1):
-            out[j - 1] = float(Fraction(math.comb(n, j) * math.comb(g - 1, j - 1), den))
-        return out
-    den = math.comb(N, g)
+    den = math.comb(n - 1 + g, g)
     for j in range(1, min(g, n) + 1):
-        ways = sum((-1) ** i * math.comb(j, i) * math.comb((j - i) * s, g) for i in range(j + 1))
-        out[j - 1] = float(Fraction(math.comb(n, j) * ways, den))
+        out[j - 1] = float(Fraction(math.comb(n, j) * math.comb(g - 1, j - 1), den))
     return out
 
 
@@ -307,7 +242,7 @@ def tradeoff_bounds(
     N: int | None = None,
     form: str = "table",
     gamma_slack: float = 0.1,
-    a0_method: str = "clt-uniform",
+    a0_method: str = "clt-fixed",
 ) -> TradeoffBounds:
     """Lower and upper trade-off bounds of Table 1 (rows 1–6) or Table 2 (rows 1–3) of paper 003.
 
@@ -433,56 +368,20 @@ def mixture_tradeoff(
     q_method: str = "true",
     round_count: str = "floor",
 ) -> GaussianMixture:
-    """The exact A_1 trade-off of Def. 5.2 (Lemma B.5) from q_E(c), as a :class:`GaussianMixture`.
+    """The exact A_1 trade-off of Def. 5.2 (:func:`dpcore.accounting.shuffled.mixture_tradeoff`).
 
-    * shuffling, g = 1: c² = E (a point mass: exactly G_{sqrt(E)/σ}, Lemma F.2);
-    * shuffling, m = 1 (batch clipping): per epoch c² = j (rounds hit) with q_j from
-      :func:`shuffle_collision_pmf` (``q_method`` "true" or the paper's "paper"), convolved over E epochs;
-    * shuffling, m > 1, g = 2: per epoch c² ∈ {1, 4, 2} with probabilities (s−1)/(N−1), (m−1)s/(N−1), rest;
-    * subsampling: ⌊N/(ms)⌋·E independent rounds (``round_count="floor"``, Algorithm 1 with the remainder
-      dropped) or round(E·N/(ms)) (``"paper"``, the count of App. E); per round L ~ :func:`subsampling_round_pmf`,
-      c² = Σ L² (for g = 1 or m = 1 this is a binomial).
+    ``sampling``: ``"shuffle"`` (the paper's shuffling) or ``"fixed"`` (its subsampling).  ``q_method="paper"``
+    uses App. F.3's collision law (an erratum, see :func:`shuffle_collision_pmf`) for shuffling with m = 1.
     """
-    check_choice("sampling", sampling, SAMPLINGS)
-    sigma = check_positive("sigma", sigma)
-    E = check_positive_int("E", E)
-    N = check_positive_int("N", N)
-    s = check_positive_int("s", s)
-    m = check_positive_int("m", m)
-    g = check_positive_int("g", g)
     check_choice("q_method", q_method, ("true", "paper"))
-    check_choice("round_count", round_count, ("floor", "paper"))
-    rounds = rounds_per_epoch(N, m * s)
-    if g > N:
-        raise ValueError(f"g must be <= N, got g={g}, N={N}")
-    if sampling == "shuffling":
-        if g == 1:
-            return GaussianMixture.point_mass(E, sigma)
-        if m == 1:
-            n_used = rounds * s
-            pmf = np.concatenate([[0.0], shuffle_collision_pmf(n_used, s, g, method=q_method)])
-            epoch = GaussianMixture.from_pmf(pmf, sigma)
-            return epoch.power_of(E) if E > 1 else epoch
-        if g == 2:
-            p1 = (s - 1) / (N - 1)
-            p4 = (m - 1) * s / (N - 1)
-            pmf = np.array([0.0, p1, 1.0 - p1 - p4, 0.0, p4])
-            epoch = GaussianMixture.from_pmf(pmf, sigma)
-            return epoch.power_of(E) if E > 1 else epoch
-        raise ValueError("exact q_E for shuffling with m > 1 is implemented for g <= 2 only; use tradeoff_bounds")
-    total_rounds = rounds * E if round_count == "floor" else int(round(E * N / (m * s)))
-    if g == 1:
-        return GaussianMixture.binomial(total_rounds, m * s / N, sigma)
-    if m == 1:
-        q1, _ = batch_clipping_q(N, s, g)
-        return GaussianMixture.binomial(total_rounds, q1, sigma)
-    qk = subsampling_round_pmf(N, g, s, m)
-    kmax = len(qk) - 1
-    pmf_c2 = np.zeros(kmax * kmax + 1)  # support k² for k = 0..kmax
-    for k, p in enumerate(qk):
-        pmf_c2[k * k] += p
-    pmf, offset, dropped = convolve_power(pmf_c2, total_rounds)
-    return GaussianMixture.from_pmf(pmf, sigma, offset=offset, tail=dropped)
+    epoch_pmf = None
+    if q_method == "paper":
+        def epoch_pmf(n_used: int, s_: int, g_: int) -> np.ndarray:
+            return shuffle_collision_pmf(n_used, s_, g_, method="paper")
+
+    return core.mixture_tradeoff(
+        sampling, sigma=sigma, E=E, N=N, s=s, m=m, g=g, epoch_pmf=epoch_pmf, round_count=round_count
+    )
 
 
 def thinned_shuffle_mixture(*, sigma: float, E: int) -> GaussianMixture:
@@ -495,10 +394,10 @@ def thinned_shuffle_mixture(*, sigma: float, E: int) -> GaussianMixture:
 
 
 # --------------------------------------------------------------------------- A_0
-def a0_tradeoff(*, sigma: float, N: int, batch: int, E: int, method: str = "clt-uniform", grid: float = 1e-4):
+def a0_tradeoff(*, sigma: float, N: int, batch: int, E: int, method: str = "clt-fixed", grid: float = 1e-4):
     """A_0 trade-off of E epochs of subsampled rounds (rate p = |S_b|/N, T = E·N/|S_b| rounds; App. G).
 
-    ``"clt-uniform"``: G_μ with μ = sqrt(E·|S_b|/N)·h(σ) (Dong et al. Cor. 5.4, the paper's formula);
+    ``"clt-fixed"``: G_μ with μ = sqrt(E·|S_b|/N)·h(σ) (Dong et al. Cor. 5.4, the paper's formula);
     ``"clt-poisson"``: μ = p·sqrt(T(e^{1/σ²} − 1));
     ``"pld-poisson"``: dp_accounting PLD of the Poisson-subsampled Gaussian (add/remove; an approximate
     comparator for the paper's fixed-size/replace-one sampling), as a :class:`~dpcore.accounting.fdp.Curve`.
@@ -527,7 +426,7 @@ def _a0_pld(sigma: float, p: float, steps: int, grid: float):
 
 
 def a0_epsilon(
-    *, sigma: float, N: int, batch: int, E: int, delta: float, method: str = "clt-uniform", grid: float = 1e-4
+    *, sigma: float, N: int, batch: int, E: int, delta: float, method: str = "clt-fixed", grid: float = 1e-4
 ) -> float:
     """ε(δ) of the A_0 accounting (see :func:`a0_tradeoff`); the PLD uses T = ⌊E·N/|S_b|⌋ steps."""
     delta = check_open_unit("delta", delta)

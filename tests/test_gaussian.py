@@ -1,4 +1,4 @@
-"""Gaussian DP conversions against dp_accounting's PLD of a Gaussian mechanism."""
+"""The Gaussian mechanism (dpcore.accounting.gaussian) against dp_accounting's PLD, and the CLT μ (fdp)."""
 
 import dp_accounting
 import numpy as np
@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpcore.accounting.gdp import delta_from_mu, epsilon_from_mu, mu_poisson, mu_uniform
+from dpcore.accounting.fdp import clt_mu
+from dpcore.accounting.gaussian import delta_from_mu, epsilon_from_mu
 
 
 def test_mu_one_reference():
@@ -23,11 +24,11 @@ def test_delta_matches_pld_of_gaussian(mu, eps):
 
 
 def test_historic_opacus_gdp_script():
-    assert mu_poisson(1.3, 256 / 60_000, 3516) == pytest.approx(0.227, abs=5e-4)
+    assert clt_mu(1.3, 256 / 60_000, 3516, "poisson") == pytest.approx(0.227, abs=5e-4)
 
 
-def test_uniform_mu_larger_than_poisson():
-    assert mu_uniform(1.5, 0.04, 2250) > mu_poisson(1.5, 0.04, 2250)
+def test_fixed_mu_larger_than_poisson():
+    assert clt_mu(1.5, 0.04, 2250, "fixed") > clt_mu(1.5, 0.04, 2250, "poisson")
 
 
 def test_large_epsilon_is_stable():
@@ -52,7 +53,10 @@ def test_delta_decreasing_in_epsilon(mu, e1, e2):
 
 def test_bad_input():
     with pytest.raises(ValueError, match="mu"):
-        delta_from_mu(0.0, 1.0)
+        delta_from_mu(-1.0, 1.0)
+    with pytest.raises(ValueError, match="mu"):
+        delta_from_mu(float("nan"), 1.0)
+    assert delta_from_mu(0.0, 1.0) == 0.0 and epsilon_from_mu(0.0, 1e-5) == 0.0
     with pytest.raises(ValueError, match="epsilon"):
         delta_from_mu(1.0, -1.0)
     with pytest.raises(ValueError, match="delta"):

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
 
-from dpcore.accounting import proactive as pr
+from dpcore.papers.p000_proactive import calculator as pr
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 __all__ = ["E1Result", "e1_evaluate", "e1_paper_sigma", "max_sample_size_e1", "schedule"]

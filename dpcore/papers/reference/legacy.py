@@ -2,7 +2,8 @@
 
 Every legacy number below is RDP with the Mironov (2017, Prop. 3) conversion —
 Abadi et al.'s moments accountant included (reference-values §C.2).  The table
-regenerates each with all four methods of :mod:`dpcore.accounting.dpsgd`, so the
+regenerates each with all four methods of :mod:`dpcore.accounting.dpsgd` (the two GDP columns are
+approximate), so the
 published value sits beside the modern (tighter) ones.
 
 Sources: Abadi et al., CCS 2016, §3.1; TF Privacy ``tutorials/README.md`` and
@@ -45,7 +46,7 @@ def legacy_rows(settings: tuple[LegacySetting, ...] = LEGACY_SETTINGS) -> list[d
     """One row per setting: the published ε and ours under every method."""
     rows = []
     for s in settings:
-        args = (s.noise_multiplier, s.sample_rate, s.steps, s.delta)
+        kw = dict(sample_rate=s.sample_rate, steps=s.steps, delta=s.delta)
         rows.append(
             {
                 "source": s.source,
@@ -54,11 +55,11 @@ def legacy_rows(settings: tuple[LegacySetting, ...] = LEGACY_SETTINGS) -> list[d
                 "steps": s.steps,
                 "delta": s.delta,
                 "published": s.published,
-                "rdp_mironov": dpsgd_epsilon(*args, method="rdp-mironov"),
-                "rdp_balle": dpsgd_epsilon(*args, method="rdp"),
-                "pld": dpsgd_epsilon(*args, method="pld"),
-                "gdp_poisson": dpsgd_epsilon(*args, method="gdp"),
-                "gdp_uniform": dpsgd_epsilon(*args, method="gdp", sampling="uniform"),
+                "rdp_mironov": dpsgd_epsilon(s.noise_multiplier, **kw, method="rdp-mironov"),
+                "rdp_balle": dpsgd_epsilon(s.noise_multiplier, **kw, method="rdp"),
+                "pld": dpsgd_epsilon(s.noise_multiplier, **kw, method="pld"),
+                "gdp_poisson": dpsgd_epsilon(s.noise_multiplier, **kw, method="gdp"),
+                "gdp_fixed": dpsgd_epsilon(s.noise_multiplier, **kw, method="gdp", sampling="fixed"),
             }
         )
     return rows

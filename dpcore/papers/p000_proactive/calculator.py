@@ -20,8 +20,8 @@ Two modes reproduce what the paper printed next to the exact mathematics (note 0
 
 ``formula="corrected"`` replaces (1 − √ᾱ)² by 1 − ᾱ − 2√ᾱ in F (the algebra slip in (39), note §10.12).
 
-The E.1 calculator and the App. E schedule are in :mod:`dpcore.accounting.proactive_e1`; the general engine
-of Lemma B.3 / Theorem B.2 in :mod:`dpcore.accounting.proactive_moments`.
+The E.1 calculator and the App. E schedule are in :mod:`dpcore.papers.p000_proactive.e1`; the general engine
+of Lemma B.3 / Theorem B.2 in :mod:`dpcore.papers.p000_proactive.moments`.
 
 >>> round(sigma(0.5, 1e-4), 4), round(epsilon(19.29962, 1e-4), 6)
 (6.2323, 0.049722)
@@ -41,6 +41,7 @@ import numpy as np
 from scipy import optimize
 
 from dpcore.accounting import fdp
+from dpcore.accounting.rdp import rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.validation import (
     check_choice,
     check_open_unit,
@@ -387,27 +388,18 @@ def max_sample_size(
     theta: float = 1.0,
     mode: str = "theorem",
     formula: str = "paper",
-    method: str = "D4",
 ) -> int:
     """Largest constant sample size s (i.e. the fewest rounds T = kN/s) allowed for N, k epochs, ε, δ.
 
-    ``method="D4"``: ⌊kN/T_min⌋ with T_min = γθ²k²/ε (Theorem 3.1's (8) met with equality).  Give ε or σ (or
+    App. D.4: ⌊kN/T_min⌋ with T_min = γθ²k²/ε (Theorem 3.1's (8) met with equality).  Give ε or σ (or
     both); the missing one follows from the mode's σ–ε rule (``"theorem"``: eq. (6); ``"paper"``: the Tables 3–8
     rule), except that σ alone gives ε by eq. (6), as App. D.4 step 1 does.  δ defaults to 1/N.
-    ``method="E1"``: the App. E.1 search (Theorem B.4; ε is the target), see
-    :func:`dpcore.accounting.proactive_e1.max_sample_size_e1`.
+    The App. E.1 search (Theorem B.4; ε is the target) is :func:`dpcore.papers.p000_proactive.e1.max_sample_size_e1`.
     """
     N = check_positive_int("N", N)
     k = check_positive("k", k)
     check_choice("mode", mode, MODES)
-    check_choice("method", method, ("D4", "E1"))
     delta = 1.0 / N if delta is None else check_open_unit("delta", delta)
-    if method == "E1":
-        from dpcore.accounting import proactive_e1
-
-        if epsilon is None:
-            raise ValueError("epsilon (the target) is required for method='E1'")
-        return proactive_e1.max_sample_size_e1(N, k * N, epsilon, delta=delta, mode=mode, formula=formula).s
     if epsilon is None and sigma is None:
         raise ValueError("give epsilon or sigma")
     if epsilon is None:
@@ -419,7 +411,7 @@ def max_sample_size(
 
 
 # --------------------------------------------------------------------------- numeric accountants (Tables 9–11, §3.12)
-def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampling: str = "uniform") -> float:
+def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampling: str = "fixed") -> float:
     """ε of the GDP CLT for k epochs at batch s (T = kN/s, possibly non-integer): the paper's "f-DP accountant"
     of Tables 9–11 (TF Privacy's ``compute_mu_uniform`` + ``eps_from_mu``; asymptotic, can under-report)."""
     N = check_positive_int("N", N)
@@ -431,25 +423,14 @@ def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampl
 
 
 def poisson_gaussian_rdp(q: float, noise: float, orders: np.ndarray) -> np.ndarray:
-    """RDP of one Poisson-subsampled Gaussian step at integer orders α (Mironov, Talwar, Zhang 2019, §3.3):
-    RDP(α) = log Σ_{j=0}^{α} C(α, j)(1 − q)^{α−j} q^j e^{(j² − j)/(2σ²)} / (α − 1), vectorised over α
-    (delegates to :func:`dpcore.accounting.modelmix.sampled_gaussian_rdp`)."""
-    from dpcore.accounting.modelmix import sampled_gaussian_rdp
-
-    noise = check_positive("noise", noise)
-    orders = np.asarray(orders, dtype=int)
-    if np.any(orders < 2):
-        raise ValueError("orders must be integers >= 2")
-    if float(q) >= 1:
-        return orders / (2 * noise**2)
-    return sampled_gaussian_rdp(orders.astype(float), sample_rate=q, noise_multiplier=noise)
+    """RDP of one Poisson-subsampled Gaussian step at each order α > 1 (Mironov, Talwar, Zhang 2019, §3.3),
+    exact at integer and fractional orders (:func:`dpcore.accounting.rdp.subsampled_gaussian_rdp`)."""
+    return subsampled_gaussian_rdp(orders, sample_rate=q, noise_multiplier=noise)
 
 
 def rdp_epsilon(noise: float, N: int, k: float, s: float, delta: float) -> float:
     """RDP upper bound for T = ⌈kN/s⌉ Poisson-subsampled Gaussian rounds (integer orders 2..512, conversion of
     Balle et al. 2020): a rigorous cross-check of the CLT numbers (note §3.12)."""
-    from dpcore.accounting.dpsgd import rdp_to_epsilon
-
     N = check_positive_int("N", N)
     s = check_positive("s", s)
     steps = math.ceil(check_positive("k", k) * N / s - 1e-9)

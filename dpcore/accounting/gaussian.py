@@ -1,0 +1,147 @@
+"""The Gaussian mechanism: δ(ε) in log space, ε(δ), and its trade-off curve.
+
+A Gaussian mechanism with sensitivity Δ and noise std s is μ-GDP with μ = Δ/s (Dong, Roth, Su,
+"Gaussian Differential Privacy", JRSS-B 2022, Thm 2.7).  Its exact privacy profile is
+
+    δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)      (Dong et al. 2022, Cor. 2.13;
+                                                   Balle & Wang 2018, Thm 8, the analytic Gaussian mechanism)
+
+computed here as a logarithm, stable where δ underflows and where e^ε overflows (the ratio of the two
+terms goes through the Mills ratio erfcx).  The trade-off function is G_μ(α) = Φ(Φ⁻¹(1 − α) − μ)
+(Dong et al. 2022, Def. 2.7).
+
+>>> round(epsilon_from_mu(1.0, 0.126936), 3)
+1.0
+>>> round(delta_from_mu(2 / (10**0.5 * 1.5), 1.0), 10)
+0.002021508
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+from scipy.special import erfcx, log_ndtr
+
+from dpcore.validation import check_open_unit, check_positive
+
+__all__ = ["log_delta_from_mu", "delta_from_mu", "epsilon_from_mu", "tradeoff", "power"]
+
+Array = np.ndarray
+_EPS_MAX = 1e300
+
+
+def _as_eps(epsilon: float | Array) -> Array:
+    try:
+        e = np.asarray(epsilon, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"epsilon must be a real number in [0, inf), got {epsilon!r}") from exc
+    if e.size == 0 or np.any(~np.isfinite(e)) or np.any(e < 0):
+        raise ValueError(f"epsilon must be in [0, inf), got {epsilon!r}")
+    return e
+
+
+def _as_mu(mu: float | Array) -> Array:
+    try:
+        m = np.asarray(mu, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"mu must be a real number in [0, inf], got {mu!r}") from exc
+    if m.size == 0 or np.any(np.isnan(m)) or np.any(m < 0):
+        raise ValueError(f"mu must be in [0, inf], got {mu!r}")
+    return m
+
+
+def _log_delta_core(eps: Array, mu: Array) -> Array:
+    """log δ_μ(ε) for broadcastable arrays, eps ≥ 0 finite and mu in [0, inf]."""
+    eps, mu = np.broadcast_arrays(eps, mu)
+    out = np.empty(eps.shape)
+    zero, inf = mu == 0, np.isinf(mu)
+    out[zero] = -np.inf
+    out[inf] = 0.0
+    ok = ~(zero | inf)
+    e, x = eps[ok], mu[ok]
+    t_lo = e / x - x / 2  # δ = Q(t_lo) − e^ε Q(t_hi)
+    t_hi = e / x + x / 2
+    # log of the ratio e^ε Q(t_hi)/Q(t_lo) (< 0):
+    #  * t_lo ≥ 0: exactly log R(t_hi) − log R(t_lo), R(t) = Q(t)/φ(t) = √(π/2)·erfcx(t/√2)
+    #  * t_lo < 0: Q(t_lo) ≥ 1/2, so the direct difference of log Q's is accurate.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        mills = np.log(erfcx(t_hi / math.sqrt(2))) - np.log(erfcx(np.maximum(t_lo, 0.0) / math.sqrt(2)))
+        direct = e + log_ndtr(-t_hi) - log_ndtr(-t_lo)
+        log_ratio = np.where(t_lo >= 0, mills, direct)
+        out[ok] = log_ndtr(-t_lo) + np.log(-np.expm1(log_ratio))
+    return out
+
+
+def log_delta_from_mu(mu: float | Array, epsilon: float | Array) -> float | Array:
+    """log δ(ε) of μ-GDP (Dong et al. 2022, Cor. 2.13), accurate where δ underflows; broadcasts.
+
+    ``mu = 0`` gives −∞ (no leakage), ``mu = inf`` gives 0 (δ = 1).
+    """
+    out = _log_delta_core(_as_eps(epsilon), _as_mu(mu))
+    return float(out) if out.ndim == 0 else out
+
+
+def delta_from_mu(mu: float | Array, epsilon: float | Array) -> float | Array:
+    """δ(ε) of μ-GDP = the hockey-stick divergence E_ε(N(μ,1) ‖ N(0,1)) (Dong et al. 2022, Cor. 2.13)."""
+    out = np.exp(_log_delta_core(_as_eps(epsilon), _as_mu(mu)))
+    return float(out) if out.ndim == 0 else out
+
+
+def epsilon_from_mu(mu: float, delta: float) -> float:
+    """Smallest ε ≥ 0 with δ_μ(ε) ≤ δ (root of Cor. 2.13 in log space); ∞ for μ = ∞."""
+    m = float(_as_mu(mu).reshape(-1)[0]) if np.ndim(mu) == 0 else None
+    if m is None:
+        raise ValueError(f"mu must be a single number in [0, inf], got {mu!r}")
+    delta = check_open_unit("delta", delta)
+    if m == math.inf:
+        return math.inf
+    if m == 0.0:
+        return 0.0
+    target = math.log(delta)
+
+    def f(e: float) -> float:
+        return float(_log_delta_core(np.float64(e), np.float64(m))) - target
+
+    if f(0.0) <= 0:
+        return 0.0
+    hi = max(1.0, m * m)
+    while f(hi) > 0:
+        hi *= 4.0
+        if hi > _EPS_MAX:
+            return math.inf
+    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-14))
+
+
+def tradeoff(mu: float, alpha: float | Array) -> float | Array:
+    """G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) (Dong et al. 2022, Def. 2.7), computed as Φ(−Φ⁻¹(α) − μ).
+
+    ``mu = 0`` is 1 − α (no leakage); ``mu = inf`` is the zero function.
+    """
+    m = float(_as_mu(mu))
+    a = np.asarray(alpha, dtype=float)
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    if m == math.inf:
+        out = np.zeros_like(a)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.clip(special.ndtr(-special.ndtri(a) - m), 0.0, 1.0)
+    return float(out) if out.ndim == 0 else out
+
+
+def power(mu: float, alpha: float | Array) -> float | Array:
+    """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ), accurate when G_μ(α) is close to 1."""
+    m = float(_as_mu(mu))
+    a = np.asarray(alpha, dtype=float)
+    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = special.ndtr(special.ndtri(a) + m)
+    return float(out) if out.ndim == 0 else out
+
+
+def noise_to_mu(noise_multiplier: float) -> float:
+    """μ = 1/σ of one Gaussian mechanism with noise multiplier σ (Dong et al. 2022, Thm 2.7)."""
+    return 1.0 / check_positive("noise_multiplier", noise_multiplier)

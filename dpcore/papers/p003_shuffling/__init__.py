@@ -1,0 +1,1 @@
+"""Shuffling and batch clipping (van Dijk et al.): Tables 1-2 bounds, errata, comparison tables."""

@@ -1,0 +1,106 @@
+"""The layout's import rules, read from the source (ast) of every module under dpcore/.
+
+* the library (everything outside ``dpcore.papers``) never imports a paper package;
+* a paper package imports the library and never another paper package;
+* no two modules import each other, directly or through a chain (package ``__init__`` re-exports aside);
+* ``dpcore.accounting`` holds no module named after a paper.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "dpcore"
+PAPERS = "dpcore.papers"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every dpcore module ``path`` imports (module level and inside functions; relative imports resolved)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out.add(module)
+            out.update(f"{module}.{alias.name}" for alias in node.names)  # "from pkg import module"
+    return {m for m in out if m == "dpcore" or m.startswith("dpcore.")}
+
+
+MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+GRAPH = {name: {m for m in _imports(path) if m in MODULES and m != name} for name, path in MODULES.items()}
+
+
+def _paper_of(module: str) -> str | None:
+    if module == PAPERS or not module.startswith(PAPERS + "."):
+        return None
+    return module.split(".")[2]
+
+
+def test_the_papers_package_exists():
+    expected = {"p000_proactive", "p001_isrl", "p002_modelmix", "p003_shuffling", "p004_contraction", "reference"}
+    assert expected <= {_paper_of(m) for m in MODULES if _paper_of(m)}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _paper_of(m) is None))
+def test_library_never_imports_a_paper_package(module):
+    bad = sorted(m for m in GRAPH[module] if m.startswith(PAPERS + "."))
+    assert not bad, f"{module} (library) imports paper code: {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _paper_of(m)))
+def test_paper_packages_never_import_each_other(module):
+    own = _paper_of(module)
+    bad = sorted(m for m in GRAPH[module] if _paper_of(m) not in (None, own))
+    assert not bad, f"{module} imports another paper's module: {bad}"
+
+
+def test_no_import_cycles():
+    """Module-to-module cycles (edges into a package ``__init__`` are re-exports and are skipped)."""
+    edges = {m: {t for t in targets if not MODULES[t].name == "__init__.py"} for m, targets in GRAPH.items()}
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(edges[node]):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for module in sorted(edges):
+        if module not in state:
+            visit(module, [])
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_accounting_has_no_paper_modules():
+    words = ("proactive", "isrl", "contraction", "legacy", "shuffling", "clipping_bias")
+    names = [m for m in MODULES if m.startswith("dpcore.accounting.")]
+    bad = [m for m in names if any(w in m.rsplit(".", 1)[1] for w in words)]
+    assert not bad, f"paper-specific modules in dpcore.accounting: {bad}"
+
+
+def test_the_rules_can_fail():
+    """The import parser sees function-level and relative imports (so the rules above can fail)."""
+    src = ROOT / "papers" / "p000_proactive" / "tables.py"
+    assert "dpcore.papers.p000_proactive.calculator" in _imports(src)
