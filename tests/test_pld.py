@@ -73,7 +73,7 @@ def test_no_subsampling_is_an_upper_bound_on_the_exact_gaussian(sigma, steps):
     for delta in (1e-3, 1e-6):
         ours = pld_epsilon(sigma, sample_rate=1.0, steps=steps, delta=delta)
         assert _gaussian_delta(mu, ours) <= delta  # ours is at least the exact ε
-        exact = _solve(lambda e, mu=mu: _gaussian_delta(mu, e) - delta, 0.0, 100.0)
+        exact = _solve(lambda e, mu=mu, d=delta: _gaussian_delta(mu, e) - d, 0.0, 100.0)
         assert ours <= exact * (1 + 1e-3)
 
 
@@ -149,8 +149,13 @@ def test_zero_steps_is_zero_and_delta_is_consistent():
 
 @pytest.mark.parametrize(
     ("target", "q", "steps", "delta"),
-    [(2.3816860032302603, MNIST_Q, MNIST_STEPS, 1e-5), (1.0, 0.004, 30000, 1e-5), (8.0, 0.01, 10000, 1e-5),
-     (1.0, 1.0, 1, 1e-5), (0.5, 0.5, 100, 1e-7)],
+    [
+        (2.3816860032302603, MNIST_Q, MNIST_STEPS, 1e-5),
+        (1.0, 0.004, 30000, 1e-5),
+        (8.0, 0.01, 10000, 1e-5),
+        (1.0, 1.0, 1, 1e-5),
+        (0.5, 0.5, 100, 1e-7),
+    ],
 )
 def test_calibration_never_overshoots_and_is_tight(target, q, steps, delta):
     sigma = pld_noise_multiplier(target, sample_rate=q, steps=steps, delta=delta)
@@ -189,8 +194,9 @@ def test_tiny_noise_returns_an_upper_bound_in_time():
 
 def _rdp_epsilon(q: float, sigma: float, steps: int, delta: float) -> float:
     accountant = rdp.RdpAccountant()
-    accountant.compose(dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)),
-                                                    steps))
+    accountant.compose(
+        dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma)), steps)
+    )
     return accountant.get_epsilon(delta)
 
 

@@ -209,8 +209,9 @@ def _one_step_delta(sigma: float, q: float, eps: np.ndarray, remove: bool) -> np
         if q == 1.0:
             lower_log = special.log_ndtr((x - 1.0) / sigma)
         else:
-            lower_log = np.logaddexp(math.log1p(-q) + special.log_ndtr(x / sigma),
-                                     math.log(q) + special.log_ndtr((x - 1.0) / sigma))
+            lower_log = np.logaddexp(
+                math.log1p(-q) + special.log_ndtr(x / sigma), math.log(q) + special.log_ndtr((x - 1.0) / sigma)
+            )
     delta[inside] = upper - np.exp(e + lower_log)
     return np.clip(delta, 0.0, 1.0)
 
