@@ -178,6 +178,8 @@ def test_calibration_never_overshoots_property(target, q, steps):
 def test_calibration_unreachable_target_raises():
     with pytest.raises(ValueError, match="target_epsilon"):
         pld_noise_multiplier(1e-7, sample_rate=1.0, steps=10**6, delta=1e-5)
+    with pytest.raises(ValueError, match="met by every noise_multiplier"):
+        pld_noise_multiplier(1e9, sample_rate=0.5, steps=10, delta=1e-5)
 
 
 # --------------------------------------------------------------------------- the two fixed bugs
@@ -269,7 +271,7 @@ def test_calibration_needs_steps():
 def test_sampling_choices():
     with pytest.raises(ValueError, match="SampledWithoutReplacementDpEvent"):
         pld_epsilon(1.0, **GOOD, sampling="fixed")
-    with pytest.raises(ValueError, match="sampling must be one of"):
+    with pytest.raises(ValueError, match="sampling must be .poisson."):
         pld_epsilon(1.0, **GOOD, sampling="uniform")
     with pytest.raises(ValueError, match="sampling"):
         pld_noise_multiplier(1.0, **GOOD, sampling="fixed")

@@ -21,9 +21,15 @@ Google's ``dp_accounting`` (the reference this module is tested against, value b
 3. ε(δ) (and δ(ε)) of the composed PLD is the hockey-stick divergence read off the
    PMF (Koskela et al. 2020, eq. (4.1)), the larger of the two directions.
 
-Every rounding is pessimistic, so the result is an upper bound on the true ε (up to the
-floating-point round-off of the FFT, at most ~1e-16 per bin; see ``MIN_DELTA``).  This
-is the computation that ``dp_accounting.pld.PLDAccountant()`` does with its default
+Every rounding is pessimistic, so the result is an upper bound on the true ε.  The one
+error that is not one-sided is floating-point round-off, mostly in the FFT (its noise
+floor grows about linearly in T, ~1e-12 in δ at T = 14062); it is covered by charging δ
+an allowance η (see ``ROUNDOFF_PER_STEP``): ε is read at δ − η, δ is reported as δ(ε) + η,
+and δ below 2η is refused with a ``ValueError`` (dp_accounting instead returns ε = ∞ for
+δ <= 1e-15 and a value dominated by round-off just above).  For δ >= 1e-8 the allowance
+moves ε by less than 1e-3 relative at the usual settings.
+
+This is the computation that ``dp_accounting.pld.PLDAccountant()`` does with its default
 discretisation, re-written in vectorised NumPy (dp_accounting evaluates δ(ε) and ε(δ)
 in Python loops); the tests check every stage against dp_accounting 0.6.
 
@@ -32,7 +38,7 @@ exponentiation by squaring for the composition; and, for calibration, a coarse
 (h = 1e-3, nested, hence also pessimistic) grid to locate σ before a handful of fine
 evaluations, with the composed PLD of each σ cached.
 
-Sampling: ``"poisson"`` only.  ``"fixed"`` (fixed-size batches drawn without
+Sampling: ``"poisson"`` only (``SAMPLINGS``).  ``"fixed"`` (fixed-size batches drawn without
 replacement, replace-one neighbours) is refused: ``dp_accounting``'s PLD has no
 dominating pair for it, and Lebeda, Regehr, Kamath, Steinke 2024 ("Avoiding Pitfalls
 for Privacy Accounting of Subsampled Mechanisms under Composition") show that the
@@ -86,9 +92,12 @@ MAX_BINS = 2**21
 LOG_MASS_TRUNCATION = -50.0
 #: Mass of the composed PLD outside the convolution window, put on +∞.
 TAIL_MASS_TRUNCATION = 1e-15
-SAMPLINGS = ("poisson", "fixed")
+#: Samplings this accountant supports ("fixed" is recognised and refused with the accountant to use).
+SAMPLINGS = ("poisson",)
 #: Largest σ calibration searches; beyond it the target ε is reported unreachable.
 MAX_NOISE_MULTIPLIER = 1e4
+#: Smallest σ calibration searches; a target met there is reported as out of range.
+MIN_NOISE_MULTIPLIER = 1e-2
 #: Relative tolerance on σ of the calibration.
 CALIBRATION_RTOL = 1e-3
 
@@ -135,10 +144,11 @@ def _check_sampling(sampling: object) -> None:
             "dp_accounting.SampledWithoutReplacementDpEvent under NeighboringRelation.REPLACE_ONE"
         )
     if sampling != "poisson":
-        raise ValueError(f"sampling must be one of 'poisson', 'fixed'; got {sampling!r}")
+        raise ValueError(f"sampling must be 'poisson' (the only sampling the PLD accountant handles); got {sampling!r}")
 
 
 def _check_common(noise_multiplier: object, sample_rate: object, steps: object, sampling: object) -> tuple:
+    """Validated (σ, q, steps); ``sampling`` must be supported."""
     sigma = check_positive("noise_multiplier", noise_multiplier)
     q = check_rate("sample_rate", sample_rate)
     steps = _check_int("steps", steps, 0)
@@ -357,10 +367,11 @@ def _epsilon_of(pmf: _Pmf, delta: float) -> float:
 def _delta_of(pmf: _Pmf, epsilon: float) -> float:
     losses = pmf.losses
     above = losses > epsilon
-    return float(pmf.inf_mass + np.dot(-np.expm1(epsilon - losses[above]), pmf.probs[above]))
+    probs = np.maximum(pmf.probs[above], 0.0)  # negative bins are FFT round-off; dropping them raises δ
+    return float(pmf.inf_mass + np.dot(-np.expm1(epsilon - losses[above]), probs))
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=8)
 def _composed(sigma: float, q: float, steps: int, grid: float) -> tuple[_Pmf, ...]:
     """The composed PLDs (REMOVE, and ADD unless q = 1, where the two coincide).
 
@@ -402,14 +413,16 @@ def pld_epsilon(
 
     The PLD accountant of Koskela et al. 2020 with the pessimistic connect-the-dots
     discretisation of Doroshenko et al. 2022 on dp_accounting's default grid (1e-4): an
-    upper bound on the true ε, equal to ``dp_accounting.pld.PLDAccountant()``'s value up to
-    float round-off (see the module docstring).  ``steps = 0`` gives 0.
+    upper bound on the true ε, never below ``dp_accounting.pld.PLDAccountant()``'s value
+    (beyond float noise) and within 1e-3 relative of it for δ >= 1e-8 at the usual
+    settings; read at δ − η, the round-off allowance (see the module docstring).  With
+    very small σ the grid is widened (looser, still an upper bound).  ``steps = 0`` gives 0.
 
     Args:
         noise_multiplier: σ, noise std over clipping norm, in (0, ∞).
         sample_rate: Poisson sampling rate q in (0, 1].
         steps: number of steps, an integer ≥ 0.
-        delta: target δ in [``MIN_DELTA``, 1).
+        delta: target δ in [``min_delta(steps)``, 1) (2η, at least ``MIN_DELTA``; 6.3e-11 at T = 14062).
         sampling: ``"poisson"``; ``"fixed"`` raises ``ValueError`` naming the accountant to use.
 
     Returns:
@@ -451,8 +464,10 @@ def pld_noise_multiplier(
     evaluations ``CALIBRATION_RTOL`` apart (more if the prediction misses).  The returned σ
     is one whose fine ε was computed and found ``<= target_epsilon`` (feasibility is checked,
     never inferred), with a computed infeasible σ within ``CALIBRATION_RTOL`` below it:
-    calibration never overshoots.  Raises ``ValueError`` if no σ ≤ ``MAX_NOISE_MULTIPLIER``
-    reaches the target (e.g. a target below what the round-off allowance permits).
+    calibration never overshoots.
+
+    σ is searched in [``MIN_NOISE_MULTIPLIER``, ``MAX_NOISE_MULTIPLIER``] = [0.01, 1e4]; a
+    target met by every σ down to 0.01, or by none up to 1e4, raises ``ValueError``.
     """
     target = check_positive("target_epsilon", target_epsilon)
     _check_sampling(sampling)
@@ -462,14 +477,16 @@ def pld_noise_multiplier(
 
     coarse = _Search(lambda s: _epsilon(s, q, steps, delta, COARSE_GRID), target)
     lo, hi = coarse.bracket(1.0)
-    if lo is None:  # the target is met by every σ down to MIN_NOISE_MULTIPLIER (even on the coarse grid)
-        return hi
+    if lo is None:
+        raise _too_loose(target)
     lo, hi = coarse.shrink(lo, hi)
     slope = coarse.slope(lo, hi)
 
     fine = _Search(lambda s: _epsilon(s, q, steps, delta, GRID), target)
-    if fine(hi) > target:  # cannot happen for nested grids; checked, not assumed
+    if fine(hi) > target:  # not expected (the coarse grid is the more pessimistic); checked, not assumed
         lo, hi = fine.bracket(hi)
+        if lo is None:
+            raise _too_loose(target)
     else:
         # predict the fine root from the coarse slope and bracket it from below
         e_hi = fine(hi)
@@ -485,12 +502,15 @@ def pld_noise_multiplier(
         if lo is None:
             lo, hi = fine.bracket(hi)
             if lo is None:
-                return hi
+                raise _too_loose(target)
     return fine.shrink(lo, hi)[1]
 
 
-#: Smallest σ calibration tries before reporting that every σ meets the target.
-MIN_NOISE_MULTIPLIER = 1e-2
+def _too_loose(target: float) -> ValueError:
+    return ValueError(
+        f"target_epsilon={target} is met by every noise_multiplier down to {MIN_NOISE_MULTIPLIER}; the calibration "
+        f"searches noise_multiplier in [{MIN_NOISE_MULTIPLIER}, {MAX_NOISE_MULTIPLIER:g}]"
+    )
 
 
 class _Search:
@@ -511,24 +531,29 @@ class _Search:
         return math.log(e / self.target) if e > 0 else -math.inf
 
     def bracket(self, start: float) -> tuple[float | None, float]:
-        """(lo, hi) with ε(lo) > target >= ε(hi), stepping geometrically (by the secant when it can)."""
+        """(lo, hi) with ε(lo) > target >= ε(hi), stepping geometrically towards the root.
+
+        The step assumes ε ∝ 1/σ (aiming a little past the root), clipped to a factor in [1.1, 8].
+        """
         s = start
         if self(s) <= self.target:
             hi = s
             while True:
-                s = hi / 2.0
+                e = self(hi)
+                factor = min(max(e / self.target * 0.95, 1 / 8), 1 / 1.1) if e > 0 else 1 / 8
+                s = hi * factor
                 if s < MIN_NOISE_MULTIPLIER:
-                    return None, hi
+                    s = MIN_NOISE_MULTIPLIER
+                    if hi <= s or self(s) <= self.target:
+                        return None, hi
                 if self(s) > self.target:
                     return s, hi
                 hi = s
         lo = s
         while True:
-            step = 2.0
-            g = self._log_gap(lo)
-            if math.isfinite(g) and self(lo) < math.inf:
-                step = min(max(math.exp(g) * 1.05, 1.1), 8.0)  # ε ~ 1/σ: aim just past the root
-            s = lo * step
+            e = self(lo)
+            factor = min(max(e / self.target * 1.05, 1.1), 8.0) if math.isfinite(e) else 2.0
+            s = lo * factor
             if s > MAX_NOISE_MULTIPLIER:
                 raise ValueError(
                     f"target_epsilon={self.target} is not reached with noise_multiplier <= {MAX_NOISE_MULTIPLIER:g}"
@@ -538,9 +563,15 @@ class _Search:
             lo = s
 
     def shrink(self, lo: float, hi: float) -> tuple[float, float]:
-        """Narrow the bracket to hi/lo − 1 <= ``CALIBRATION_RTOL``: secant in (log σ, log ε), then a nudge past it."""
+        """Narrow the bracket to hi/lo − 1 <= ``CALIBRATION_RTOL``.
+
+        Illinois-modified regula falsi on g(u) = log(ε(e^u)/target), u = log σ (the end kept
+        twice in a row has its g halved, so both ends move), each step followed by a nudge
+        ``0.9·CALIBRATION_RTOL`` past the new point to close the bracket once the guess is close.
+        """
+        g_lo, g_hi = self._log_gap(lo), self._log_gap(hi)
+        kept = None
         while hi / lo - 1 > CALIBRATION_RTOL:
-            g_lo, g_hi = self._log_gap(lo), self._log_gap(hi)
             u_lo, u_hi = math.log(lo), math.log(hi)
             if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
                 u = u_lo + g_lo * (u_hi - u_lo) / (g_lo - g_hi)
@@ -550,16 +581,22 @@ class _Search:
             u = min(max(u, u_lo + margin), u_hi - margin)
             mid = math.exp(u)
             if self(mid) > self.target:
-                lo = mid
+                lo, g_lo = mid, self._log_gap(mid)
+                if kept == "hi":
+                    g_hi /= 2
+                kept = "hi"
                 nudge = mid * (1 + 0.9 * CALIBRATION_RTOL)
             else:
-                hi = mid
+                hi, g_hi = mid, self._log_gap(mid)
+                if kept == "lo":
+                    g_lo /= 2
+                kept = "lo"
                 nudge = mid * (1 - 0.9 * CALIBRATION_RTOL)
             if hi / lo - 1 > CALIBRATION_RTOL and lo < nudge < hi:
                 if self(nudge) > self.target:
-                    lo = nudge
+                    lo, g_lo = nudge, self._log_gap(nudge)
                 else:
-                    hi = nudge
+                    hi, g_hi = nudge, self._log_gap(nudge)
         return lo, hi
 
     def slope(self, lo: float, hi: float) -> float:
