@@ -19,7 +19,7 @@ Google's ``dp_accounting`` (the reference this module is tested against, value b
    by a Chernoff bound; the mass the window leaves out is at most ``1e-15`` and is put
    on +∞ (dp_accounting's ``tail_mass_truncation``);
 3. ε(δ) (and δ(ε)) of the composed PLD is the hockey-stick divergence read off the
-   PMF (Koskela et al. 2020, eq. (4.1)), the larger of the two directions.
+   PMF, δ(ε) = Σ_ℓ max(0, 1 − e^{ε−ℓ})·p_ℓ (Koskela et al. 2020), the larger of the two directions.
 
 Every rounding is pessimistic, so the result is an upper bound on the true ε.  The one
 error that is not one-sided is floating-point round-off, mostly in the FFT (its noise
@@ -69,6 +69,9 @@ __all__ = [
     "MIN_DELTA",
     "MAX_BINS",
     "SAMPLINGS",
+    "cache_clear",
+    "min_delta",
+    "roundoff",
     "pld_epsilon",
     "pld_delta",
     "pld_noise_multiplier",
@@ -192,7 +195,7 @@ def _one_step_delta(sigma: float, q: float, eps: np.ndarray, remove: bool) -> np
 
     REMOVE: P = (1−q)·N(0, σ²) + q·N(−1, σ²) against Q = N(0, σ²); ADD: P = N(0, σ²) against
     Q = (1−q)·N(0, σ²) + q·N(1, σ²) (the dominating pairs of dp_accounting's
-    ``GaussianPrivacyLoss``; Koskela et al. 2020, Sec. 6).  The loss is monotone in the
+    ``GaussianPrivacyLoss``; Zhu, Dong, Wang 2022).  The loss is monotone in the
     outcome x, so δ(ε) = P(X ≤ x_ε) − e^ε·Q(X ≤ x_ε) with x_ε where the loss equals ε.
     """
     eps = np.asarray(eps, dtype=float)
@@ -336,7 +339,7 @@ def _self_compose(pmf: _Pmf, steps: int, window: tuple[int, int], tail_mass: flo
 
 
 def _epsilon_of(pmf: _Pmf, delta: float) -> float:
-    """Smallest ε ≥ 0 with δ(ε) = inf_mass + Σ_{ℓ > ε} p_ℓ (1 − e^{ε−ℓ}) ≤ delta (Koskela et al. 2020, eq. (4.1)).
+    """Smallest ε ≥ 0 with δ(ε) = inf_mass + Σ_{ℓ > ε} p_ℓ (1 − e^{ε−ℓ}) ≤ delta (Koskela et al. 2020).
 
     Only losses ℓ > 0 matter for ε ≥ 0.  Walking down from the largest loss, on the segment
     [ℓ_{j+1}, ℓ_j) δ(ε) = U_j − e^ε L_j (U_j: mass at losses ≥ ℓ_j and at +∞; L_j: the same
@@ -438,8 +441,8 @@ def pld_delta(
 ) -> float:
     """δ of ``steps`` DP-SGD steps at ``epsilon`` (an upper bound, like :func:`pld_epsilon`).
 
-    The hockey-stick divergence of the composed pessimistic PLD (Koskela et al. 2020,
-    eq. (4.1)), the larger of the REMOVE and ADD directions.  ``epsilon`` in [0, ∞);
+    The hockey-stick divergence of the composed pessimistic PLD (Koskela et al. 2020), the
+    larger of the REMOVE and ADD directions, plus the round-off allowance η.  ``epsilon`` in [0, ∞);
     ``steps = 0`` gives 0.
     """
     sigma, q, steps = _check_common(noise_multiplier, sample_rate, steps, sampling)
