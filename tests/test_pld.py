@@ -271,6 +271,8 @@ def test_calibration_needs_steps():
 def test_sampling_choices():
     with pytest.raises(ValueError, match="SampledWithoutReplacementDpEvent"):
         pld_epsilon(1.0, **GOOD, sampling="fixed")
+    with pytest.raises(ValueError, match="shuffle"):
+        pld_epsilon(1.0, **GOOD, sampling="shuffle")
     with pytest.raises(ValueError, match="sampling must be .poisson."):
         pld_epsilon(1.0, **GOOD, sampling="uniform")
     with pytest.raises(ValueError, match="sampling"):

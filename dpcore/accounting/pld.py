@@ -146,6 +146,11 @@ def _check_sampling(sampling: object) -> None:
             "under-estimate it (Lebeda et al. 2024); use an RDP accountant with "
             "dp_accounting.SampledWithoutReplacementDpEvent under NeighboringRelation.REPLACE_ONE"
         )
+    if sampling == "shuffle":
+        raise ValueError(
+            "sampling='shuffle' (shuffled disjoint batches) has no PLD accountant: the Poisson PLD does not "
+            "bound it; use an accountant for shuffling (the per-paper analyses) or Poisson sampling"
+        )
     if sampling != "poisson":
         raise ValueError(f"sampling must be 'poisson' (the only sampling the PLD accountant handles); got {sampling!r}")
 
