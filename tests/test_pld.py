@@ -61,6 +61,13 @@ def test_golden_epsilon_matches_dp_accounting_from_above(q, sigma, steps, eps5, 
     assert ours_delta <= delta1 * (1 + 1e-3) + 1e-12
 
 
+def test_dp_accounting_own_test_value_from_above():
+    # dp_accounting's test: q = 0.2, σ = 0.5, 3 steps has δ(1) = 0.15594; at large δ the sums' round-off matters
+    ref = _reference(0.2, 0.5, 3).get_epsilon(0.15594)
+    ours = pld_epsilon(0.5, sample_rate=0.2, steps=3, delta=0.15594)
+    assert ref <= ours <= ref * (1 + 1e-6)
+
+
 def test_legacy_settings_are_below_their_rdp_values():
     # The PLD is tighter than the RDP numbers the legacy tools printed (TF Privacy/Opacus: 2.92 and 1.26).
     assert pld_epsilon(1.1, sample_rate=MNIST_Q, steps=MNIST_STEPS, delta=1e-5) < 2.92

@@ -87,6 +87,9 @@ COARSE_GRID = 1e-3
 #: every setting in the tests (it is ~1e-12 at T = 14062 and grows about linearly in T).
 ROUNDOFF_PER_STEP = 10.0
 ROUNDOFF_FIXED = 1000.0
+#: Relative part of the allowance: δ is also scaled by (1 ∓ ROUNDOFF_RELATIVE), covering the
+#: round-off of sums over ~1e5 bins at large δ (seen up to ~5e-11 relative against dp_accounting).
+ROUNDOFF_RELATIVE = 1e-9
 #: Absolute floor for δ (the composition puts up to 1e-15 on +∞); the real floor is 2η.
 MIN_DELTA = 1e-13
 #: Most bins a composed PLD may have before the grid is widened (memory and time bound).
@@ -399,10 +402,10 @@ def _composed(sigma: float, q: float, steps: int, grid: float) -> tuple[_Pmf, ..
 
 
 def _epsilon(sigma: float, q: float, steps: int, delta: float, grid: float = GRID) -> float:
-    """ε at δ − η (the round-off allowance), the larger of the two directions."""
+    """ε at δ·(1 − ``ROUNDOFF_RELATIVE``) − η (the round-off allowance), the larger of the two directions."""
     if steps == 0:
         return 0.0
-    target = delta - roundoff(steps)
+    target = delta * (1.0 - ROUNDOFF_RELATIVE) - roundoff(steps)
     return max(_epsilon_of(pmf, target) for pmf in _composed(sigma, q, steps, grid))
 
 
@@ -457,7 +460,7 @@ def pld_delta(
     if steps == 0:
         return 0.0
     delta = max(_delta_of(pmf, epsilon) for pmf in _composed(sigma, q, steps, GRID))
-    return min(1.0, delta + roundoff(steps))
+    return min(1.0, delta * (1.0 + ROUNDOFF_RELATIVE) + roundoff(steps))
 
 
 def pld_noise_multiplier(
