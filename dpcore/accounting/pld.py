@@ -24,9 +24,10 @@ Google's ``dp_accounting`` (the reference this module is tested against, value b
 Every rounding is pessimistic, so the result is an upper bound on the true ε.  The one
 error that is not one-sided is floating-point round-off, mostly in the FFT (its noise
 floor grows about linearly in T, ~1e-12 in δ at T = 14062); it is covered by charging δ
-an allowance η (see ``ROUNDOFF_PER_STEP``): ε is read at δ − η, δ is reported as δ(ε) + η,
-and δ below 2η is refused with a ``ValueError`` (dp_accounting instead returns ε = ∞ for
-δ <= 1e-15 and a value dominated by round-off just above).  For δ >= 1e-8 the allowance
+an allowance (see ``ROUNDOFF_PER_STEP`` and ``ROUNDOFF_RELATIVE``): ε is read at
+δ·(1 − 1e-9) − η, δ is reported as δ(ε)·(1 + 1e-9) + η, and δ below 2η is refused with a
+``ValueError`` (dp_accounting instead returns ε = ∞ for δ <= 1e-15 and a value dominated
+by round-off just above).  For δ >= 1e-8 the allowance
 moves ε by less than 1e-3 relative at the usual settings.
 
 This is the computation that ``dp_accounting.pld.PLDAccountant()`` does with its default
