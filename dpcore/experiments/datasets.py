@@ -145,11 +145,11 @@ def _to_tensor(images: np.ndarray, spec: DatasetSpec) -> Tensor:
     return x.sub_(mean).div_(std)
 
 
-def _subset(n: int, size: int | None, seed: int, stream: str) -> np.ndarray:
+def _subset(n: int, size: int | None, seed: int, stream: str, name: str) -> np.ndarray:
     if size is None:
         return np.arange(n)
     if size > n:
-        raise ValueError(f"a subset of {size} examples needs <= {n}")
+        raise ValueError(f"{name} must be <= {n} (the split's size), got {size}")
     gen = torch.Generator().manual_seed(derive_seed(seed, stream))
     return np.sort(torch.randperm(n, generator=gen)[:size].numpy())
 
@@ -159,10 +159,9 @@ def _prepare(key: tuple, synthetic_ok: bool) -> PreparedData:
     name, train_size, validation_size, test_size, eval_split, data_seed = key
     spec = _spec(name)
     x_all, y_all, train_info, synth_train = _load(name, "train", synthetic_ok)
-    pool_size = x_all.shape[0] if train_size is None else train_size
-    if pool_size > x_all.shape[0]:
-        raise ValueError(f"train_size must be <= {x_all.shape[0]} for {name}, got {train_size}")
-    pool = _subset(x_all.shape[0], train_size, data_seed, "train-pool")
+    pool = _subset(x_all.shape[0], train_size, data_seed, "train-pool", "train_size")
+    if validation_size >= pool.size:
+        raise ValueError(f"validation_size must be < {pool.size} (the training pool), got {validation_size}")
     if validation_size:
         gen = torch.Generator().manual_seed(derive_seed(data_seed, "validation"))
         order = torch.randperm(pool.size, generator=gen).numpy()
@@ -180,7 +179,7 @@ def _prepare(key: tuple, synthetic_ok: bool) -> PreparedData:
         provenance["evaluation"] = "validation split carved from the training set"
     else:
         x_te, y_te, test_info, synth_test = _load(name, "test", synthetic_ok)
-        idx = _subset(x_te.shape[0], test_size, data_seed, "test")
+        idx = _subset(x_te.shape[0], test_size, data_seed, "test", "test_size")
         evaluation = (_to_tensor(x_te[idx], spec), torch.from_numpy(y_te[idx]))
         provenance["evaluation"] = {**test_info, "used": int(idx.size), "test_size": test_size}
         synthetic = synthetic or synth_test

@@ -57,7 +57,6 @@ __all__ = [
     "plan_table3",
     "paper_epsilon",
     "a0_epsilon",
-    "TABLE3",
 ]
 
 SIGMA = 2.0
@@ -123,17 +122,6 @@ SETTINGS: dict[str, GridSettings] = {
         reduced=True,
     ),
 }
-
-#: Table 3 as printed: (sampling, clipping) -> {data set: (DP accuracy %, non-private accuracy %)}
-TABLE3: dict[tuple[str, str], dict[str, tuple[float, float]]] = {
-    ("SS", "IC"): {"cifar10": (71.09, 68.94), "mnist": (98.41, 98.31)},
-    ("SS", "BC"): {"cifar10": (71.7, 68.94), "mnist": (98.21, 98.31)},
-    ("SS", "MC"): {"cifar10": (63.97, 68.94), "mnist": (97.5, 98.31)},
-    ("SH", "IC"): {"cifar10": (70.77, 70.14), "mnist": (98.38, 98.4)},
-    ("SH", "BC"): {"cifar10": (71.52, 70.14), "mnist": (98.33, 98.4)},
-    ("SH", "MC"): {"cifar10": (64.68, 70.14), "mnist": (96.97, 98.4)},
-}
-
 
 def cells(settings: GridSettings) -> list[tuple[str, str, str, int]]:
     """(data set, sampling label, family label, |S_b|) of every Table 3 / Fig. 1 cell (MC needs m ≥ 2)."""

@@ -1,0 +1,110 @@
+"""Paper 003's Table 3 / Fig. 1 grid (App. H): the runs it plans, how C is chosen, the ε it reports."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from dpcore.accounting.dpsgd import dpsgd_epsilon
+from dpcore.experiments import registry
+from dpcore.papers.p003_shuffling import training as t3
+
+
+def _plan(profile="paper", lookup=None):
+    return registry.get("003_table3").runs(profile, lookup)
+
+
+def test_003_table3_is_discovered_by_the_registry():
+    assert "dpcore.papers.p003_shuffling.training" in registry.discover()
+    assert "003_table3" in registry.names()
+
+
+def test_paper_grid_is_app_h():
+    runs = _plan()
+    finals = [r for r in runs if "/tune/" not in r.name]
+    tunes = [r for r in runs if "/tune/" in r.name]
+    # per data set: 2 samplings x (5 IC + 5 BC + 4 MC + 5 NP) cells; 6 C values per DP cell
+    assert len(finals) == 2 * 2 * 19 and len(tunes) == 2 * 2 * 14 * 6
+    fam = Counter(r.name.split("/")[2] for r in finals)
+    assert fam == {"IC": 20, "BC": 20, "MC": 16, "NP": 20}
+    for r in finals:
+        c = r.config
+        assert c.epochs == 100 and c.lr == 0.025 and c.lr_rule == "decay_on_drop" and c.lr_decay == 0.9
+        assert c.train_size is None and c.validation_size == 0 and c.eval_split == "test" and c.test_size is None
+        assert c.batch_size in (64, 128, 256, 512, 1024)
+        assert c.model == {"mnist": "lenet5", "cifar10": "cnn003"}[c.dataset]
+        if c.private:
+            assert c.noise_multiplier == 2.0 and c.noise_convention == "replace_one"
+            assert not r.ready and r.waits_for  # C is tuned first
+        else:
+            assert c.noise_multiplier == 0.0 and c.clip_norm is None and r.ready
+        if c.clipping == "mixed":
+            assert c.group_size == 64 and c.m in (2, 4, 8, 16)
+        if c.clipping == "individual":
+            assert (c.s, c.m) == (1, c.batch_size)
+        if c.clipping == "batch":
+            assert (c.s, c.m) == (c.batch_size, 1)
+    for r in tunes:
+        c = r.config
+        assert c.eval_split == "validation" and c.validation_size == 5000 and c.clip_norm in t3.C_GRID
+    assert {r.config.sampling for r in runs} == {"fixed", "shuffle"}
+
+
+def test_quick_grid_is_reduced_and_labelled():
+    runs = _plan("quick")
+    assert all("reduced" in r.note for r in runs)
+    assert {r.config.batch_size for r in runs} == {128}
+    assert all(r.config.train_size is not None and r.config.profile == "quick" for r in runs)
+
+
+def test_c_is_chosen_on_validation_accuracy_with_ties_to_the_smaller_c():
+    acc = {0.01: 0.5, 0.03: 0.7, 0.1: 0.9, 0.3: 0.9, 1.0: 0.8, 3.0: 0.2}
+
+    def lookup(cfg):
+        assert cfg.eval_split == "validation", "only tuning runs are looked up"
+        return {"best_accuracy": acc[cfg.clip_norm]}
+
+    finals = {r.name: r for r in _plan(lookup=lookup) if "/tune/" not in r.name}
+    cell = finals["mnist/SH/BC/b256"]
+    assert cell.ready and cell.config.clip_norm == 0.1 and "C = 0.1 chosen on the validation split" in cell.note
+    partial = {r.name: r for r in _plan(lookup=lambda cfg: None if cfg.clip_norm == 3.0 else lookup(cfg))}
+    assert not partial["mnist/SH/BC/b256"].ready
+    assert partial["mnist/SH/BC/b256"].waits_for == ("mnist/SH/BC/b256/tune/C3",)
+
+
+def _record(sampling, batch, steps, *, n=60000, epochs=100.0, sigma=2.0, clip=0.5):
+    return {
+        "private": True, "sampling": sampling, "clipping": "batch", "clip_norm": clip, "noise_std": 2 * clip * sigma,
+        "noise_multiplier": sigma, "noise_convention": "replace_one", "dataset_size": n, "batch_size": batch,
+        "steps": steps, "epochs": epochs, "modelmix": None, "linf_p": None, "clip_norm_type": "l2", "group_size": None,
+    }  # fmt: skip
+
+
+def _final(name):
+    return next(r.config for r in _plan() if r.name == name)
+
+
+def test_paper_epsilon_is_a1_g5_for_shuffling():
+    cfg = _final("mnist/SH/BC/b256")
+    eps = t3.paper_epsilon(_record("shuffle", 256, 100 * 234, epochs=100 * 234 * 256 / 60000), cfg)
+    assert eps.value == pytest.approx(33.104, abs=5e-4)  # G_5 at δ = 1e-5 (Thm F.1; note 003 §3.14)
+    assert eps.delta == 1e-5 and "A_1" in eps.label
+    a0 = t3.a0_epsilon(_record("shuffle", 256, 23400), cfg)
+    assert math.isnan(a0.value) and "not analysed" in a0.label
+
+
+def test_paper_and_standard_epsilon_for_subsampling():
+    cfg = _final("mnist/SS/BC/b256")
+    rec = _record("fixed", 256, 23400)
+    a1 = t3.paper_epsilon(rec, cfg)
+    assert 33.1 < a1.value < 36.0  # the exact binomial mixture is a bit worse than G_5 (note 003 P12: ~34.6-35.0)
+    a0 = t3.a0_epsilon(rec, cfg)
+    assert a0.value == pytest.approx(
+        dpsgd_epsilon(2.0, sample_rate=256 / 60000, steps=23400, delta=1e-5, method="gdp", sampling="uniform")
+    )
+    assert a0.value < 4.0 and a0.label.startswith("A_0")
+    np_cfg = _final("mnist/SS/NP/b256")
+    assert t3.paper_epsilon(rec, np_cfg).value == math.inf
+    assert t3.paper_epsilon(rec, np_cfg).to_dict()["value"] == "inf"
