@@ -56,7 +56,8 @@ def test_quick_grid_is_reduced_and_labelled():
     runs = _plan("quick")
     assert all("reduced" in r.note for r in runs)
     assert {r.config.batch_size for r in runs} == {128}
-    assert all(r.config.train_size is not None and r.config.profile == "quick" for r in runs)
+    assert all(r.config.train_size is not None and r.config.profile == "quick" and r.ready for r in runs)
+    assert len(runs) == 2 * 2 * 4 and {r.config.clip_norm for r in runs} == {1.0, None}
 
 
 def test_c_is_chosen_on_validation_accuracy_with_ties_to_the_smaller_c():
