@@ -358,3 +358,14 @@ def test_registry_rejects_bad_plans_and_unknown_names():
         wrong.runs("quick")
     with pytest.raises(ValueError, match="name"):
         Experiment("a/b", "", _plan)
+
+
+def test_results_frames_list_finished_and_missing_runs(tmp_path):
+    from dpcore.experiments import history_frame, results_frame
+
+    _run(tmp_path, only="ic")
+    frame = results_frame("tiny", "quick", results_root=tmp_path / "res")
+    assert list(frame["run"]) == ["ic", "bc", "mc", "np"] and list(frame["status"]) == ["done", "todo", "todo", "todo"]
+    assert frame.loc[0, "epsilon_paper"] == 4 * (120 // 16) and np.isnan(frame.loc[1, "epsilon_paper"])
+    hist = history_frame("tiny", "quick", results_root=tmp_path / "res")
+    assert list(hist["epoch"]) == [1, 2, 3, 4] and set(hist["run"]) == {"ic"}

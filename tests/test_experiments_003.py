@@ -109,3 +109,29 @@ def test_paper_and_standard_epsilon_for_subsampling():
     np_cfg = _final("mnist/SS/NP/b256")
     assert t3.paper_epsilon(rec, np_cfg).value == math.inf
     assert t3.paper_epsilon(rec, np_cfg).to_dict()["value"] == "inf"
+
+
+def test_table3_frame_picks_the_best_batch_size_and_lists_missing_cells(tmp_path):
+    from dpcore.experiments.config import config_hash
+    from dpcore.experiments.store import Store
+
+    store = Store.default("quick", "003_table3", results_root=tmp_path)
+    fake = {"mnist/SS/IC/b128": (0.91, 0.90, 5.3, 0.7), "mnist/SS/NP/b128": (0.97, 0.96, math.inf, math.inf)}
+    for run in _plan("quick"):
+        if run.name in fake:
+            best, final, a1, a0 = fake[run.name]
+            store.write({
+                "format": 1, "hash": config_hash(run.config), "config": run.config.to_dict(), "run": run.name,
+                "best_accuracy": best, "best_epoch": 3, "final_accuracy": final, "history": [],
+                "epsilon": {"paper": {"value": "inf" if a1 == math.inf else a1, "label": "A_1"},
+                            "standard": {"value": "inf" if a0 == math.inf else a0, "label": "A_0"}},
+            })  # fmt: skip
+    cells = t3.cell_frame("quick", results_root=tmp_path)
+    assert len(cells) == 16 and (cells["status"] == "done").sum() == 2
+    table = t3.table3_frame(cells).set_index(["dataset", "sampling", "clipping"])
+    ic = table.loc[("mnist", "SS", "IC")]
+    assert (ic["best_accuracy"], ic["final_accuracy"], ic["batch_size"], ic["missing"]) == (0.91, 0.90, 128, 0)
+    assert ic["nonprivate_best_accuracy"] == 0.97 and ic["epsilon_paper"] == 5.3
+    bc = table.loc[("mnist", "SS", "BC")]
+    assert bc["missing"] == 1 and math.isnan(bc["best_accuracy"])
+    assert len(table) == 2 * 2 * 3

@@ -7,13 +7,15 @@
 Modules: :mod:`~dpcore.experiments.config` (a run: ``RunConfig`` and its hash),
 :mod:`~dpcore.experiments.registry` (experiments registered by the paper packages),
 :mod:`~dpcore.experiments.datasets`, :mod:`~dpcore.experiments.store`, :mod:`~dpcore.experiments.runner`,
-:mod:`~dpcore.experiments.dryrun`, :mod:`~dpcore.experiments.cli`, and :mod:`~dpcore.experiments.adapters`
+:mod:`~dpcore.experiments.dryrun`, :mod:`~dpcore.experiments.results`,
+:mod:`~dpcore.experiments.cli`, and :mod:`~dpcore.experiments.adapters`
 (the one place that meets the data loaders and the run record).
 """
 
 from dpcore.experiments.config import RunConfig, config_hash
 from dpcore.experiments.dryrun import DryRunRow, dry_run
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun, discover, get, names, register
+from dpcore.experiments.results import history_frame, results_frame
 from dpcore.experiments.runner import Outcome, run_experiment, run_one
 from dpcore.experiments.store import Store
 
@@ -29,8 +31,10 @@ __all__ = [
     "discover",
     "dry_run",
     "get",
+    "history_frame",
     "names",
     "register",
+    "results_frame",
     "run_experiment",
     "run_one",
 ]

@@ -39,9 +39,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 from dpcore.experiments.adapters import standard_epsilon
 from dpcore.experiments.config import RunConfig
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun, register
+from dpcore.experiments.results import results_frame
 
 __all__ = [
     "SIGMA",
@@ -61,6 +64,8 @@ __all__ = [
     "plan_table3",
     "paper_epsilon",
     "a0_epsilon",
+    "cell_frame",
+    "table3_frame",
 ]
 
 SIGMA = 2.0
@@ -257,6 +262,43 @@ def a0_epsilon(record: Mapping[str, Any], config: RunConfig) -> Epsilon:
         return Epsilon(math.nan, DELTA, "A_0: not analysed for shuffling (the paper's A_1 value is an upper bound)")
     value, how = standard_epsilon(record, DELTA)
     return Epsilon(value, DELTA, f"A_0: {how}")
+
+
+def cell_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
+    """One row per Table 3 / Fig. 1 cell (tuning runs left out): the run's status, summary and both ε.
+
+    Columns add the paper's labels ``sampling_label`` (SS/SH) and ``family`` (IC/BC/MC/NP).
+    """
+    frame = results_frame(EXPERIMENT, profile, results_root=results_root)
+    frame = frame[~frame["run"].str.contains("/tune/")].copy()
+    frame["sampling_label"] = frame["run"].str.split("/").str[1]
+    frame["family"] = frame["run"].str.split("/").str[2]
+    return frame.reset_index(drop=True)
+
+
+def table3_frame(cells_: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 from :func:`cell_frame`: per (data set, SS/SH, IC/BC/MC) the |S_b| with the best test accuracy.
+
+    As in the paper ("the best results among the different setups of Figure 1") the cell is selected on
+    the test accuracy of its best epoch; the final-epoch accuracy of that cell is reported beside it, and
+    the non-private baseline is the best NP cell of the same sampling.  ``missing`` counts the cells of
+    the family without a result (a family with none has NaN accuracies).
+    """
+    rows = []
+    for (dataset, sampling), group in cells_.groupby(["dataset", "sampling_label"], sort=False):
+        np_done = group[(group["family"] == "NP") & (group["status"] == "done")]
+        np_best = np_done["best_accuracy"].max() if len(np_done) else float("nan")
+        for family in ("IC", "BC", "MC"):
+            fam = group[group["family"] == family]
+            done = fam[fam["status"] == "done"]
+            row = {"dataset": dataset, "sampling": sampling, "clipping": family, "missing": int(len(fam) - len(done)),
+                   "nonprivate_best_accuracy": np_best}  # fmt: skip
+            if len(done):
+                best = done.loc[done["best_accuracy"].idxmax()]
+                row.update({k: best[k] for k in ("batch_size", "clip_norm", "best_accuracy", "best_epoch",
+                                                 "final_accuracy", "epsilon_paper", "epsilon_standard")})  # fmt: skip
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 TABLE3_EXPERIMENT = register(
