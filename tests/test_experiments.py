@@ -212,6 +212,11 @@ def test_adapters_accept_dict_and_dataclass_records():
         "batch_size": [4, 5],
         "engine": ["a", "b"],
     }
+    class WithToDict:
+        def to_dict(self):
+            return {"steps": 7, "sizes": (1, 2)}
+
+    assert adapters.record_to_dict(WithToDict()) == {"steps": 7, "sizes": [1, 2]}
     with pytest.raises(ValueError, match="record"):
         adapters.record_to_dict([1, 2])
     with pytest.raises(ValueError, match="name"):
@@ -311,6 +316,15 @@ def test_epoch_log_lines_when_not_a_terminal(tmp_path):
     assert len(lines) == 4 and "ETA" in lines[0] and "acc" in lines[0] and "loss" in lines[0]
 
 
+def test_progress_bar_when_asked(tmp_path):
+    stream = io.StringIO()
+    _run(tmp_path, only="np", progress="bar", stream=stream)
+    text = stream.getvalue()
+    assert "np:" in text and ("it/s" in text or "s/it" in text)
+    with pytest.raises(ValueError, match="mode"):
+        _run(tmp_path / "x", only="ic", progress="fancy")
+
+
 # ---------------------------------------------------------------------------------- dry run and CLI
 def test_dry_run_times_every_run_and_sums_the_estimate(tmp_path):
     _run(tmp_path, only="np")
@@ -345,6 +359,9 @@ def test_cli_parses_and_runs(tmp_path, capsys):
     cli.add_subparser(top.add_subparsers(dest="area"))
     ns = top.parse_args(["experiment", "run", "tiny", "--dry-run", "--profile", "quick"])
     assert ns.func is cli.dispatch and ns.dry_run and ns.command == "run"
+    own = argparse.ArgumentParser()
+    cli.add_arguments(own)  # the form dpcore.cli's Command(name, help, add_arguments, run) takes
+    assert own.parse_args(["list"]).func is cli.dispatch
 
 
 def test_registry_rejects_bad_plans_and_unknown_names():

@@ -53,7 +53,9 @@ def _plain(value: Any) -> Any:
 
 
 def record_to_dict(record: Any) -> dict[str, Any]:
-    """A run record (dict, or a dataclass such as ``RunRecord``) as plain JSON-able data."""
+    """A run record (dict, or a dataclass such as ``RunRecord``, via its ``to_dict`` if any) as JSON-able data."""
+    if callable(getattr(record, "to_dict", None)):
+        return _plain(record.to_dict())
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         return _plain(dataclasses.asdict(record))
     if isinstance(record, Mapping):

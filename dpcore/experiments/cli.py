@@ -20,10 +20,16 @@ from dpcore.experiments.registry import get, names
 from dpcore.experiments.runner import run_experiment
 from dpcore.experiments.store import Store
 
-__all__ = ["main", "add_subparser", "build_parser", "dispatch"]
+__all__ = ["main", "add_subparser", "add_arguments", "build_parser", "dispatch", "HELP"]
+
+HELP = "run or list training experiments (cached, resumable, --dry-run)"
 
 
-def _add_commands(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the ``run`` and ``list`` subcommands on ``parser``; the namespace's ``func`` is :func:`dispatch`.
+
+    For ``dpcore.cli``: ``register(Command("experiment", HELP, add_arguments, dispatch))``.
+    """
     sub = parser.add_subparsers(dest="command", required=True, metavar="{run,list}")
     run = sub.add_parser("run", help="run (or --dry-run) an experiment's grid")
     run.add_argument("name", help="experiment name, e.g. 003_table3 (see `list`)")
@@ -44,15 +50,15 @@ def _add_commands(parser: argparse.ArgumentParser) -> None:
 
 def build_parser(prog: str = "python -m dpcore.experiments") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="Cached, resumable training experiments.")
-    _add_commands(parser)
+    add_arguments(parser)
     return parser
 
 
 def add_subparser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Add ``experiment {run,list}`` to the main parser's ``subparsers``; the parsed namespace's
     ``func(args) -> int`` runs it."""
-    parser = subparsers.add_parser("experiment", help="run or list training experiments")
-    _add_commands(parser)
+    parser = subparsers.add_parser("experiment", help=HELP)
+    add_arguments(parser)
     return parser
 
 
