@@ -16,7 +16,7 @@ from dpcore.experiments import adapters, cli, datasets, registry
 from dpcore.experiments.config import RunConfig, canonical_json, config_hash
 from dpcore.experiments.dryrun import dry_run
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun
-from dpcore.experiments.runner import run_experiment
+from dpcore.experiments.runner import run_experiment, select
 from dpcore.experiments.store import Store, atomic_write_json
 
 torch.set_num_threads(1)
@@ -280,10 +280,15 @@ def test_killed_run_resumes_with_bit_identical_parameters(tmp_path, run):
 
 
 def test_dependent_runs_wait_then_run(tmp_path):
-    waiting = _run(tmp_path, exp="tiny-tuned", only="final")
-    assert [(o.name, o.status) for o in waiting] == [("final", "waiting")]
-    out = _run(tmp_path, exp="tiny-tuned")
-    assert [o.status for o in out] == ["trained"] * 3
+    assert [r.name for r in select(TUNED_EXPERIMENT.runs("quick"), "final")] == ["final"]
+    assert [r.name for r in select(TUNED_EXPERIMENT.runs("quick"), "final", dependencies=True)] == [
+        "tune/C0.1", "tune/C1", "final"
+    ]
+    assert [r.status for r in dry_run("tiny-tuned", "quick", results_root=tmp_path / "res", stream=io.StringIO())] == [
+        "todo", "todo", "waiting"
+    ]
+    out = _run(tmp_path, exp="tiny-tuned", only="final")  # runs the tuning it waits for first
+    assert [(o.name, o.status) for o in out] == [("tune/C0.1", "trained"), ("tune/C1", "trained"), ("final", "trained")]
     final = json.loads(out[-1].path.read_text())
     tunes = [json.loads(o.path.read_text()) for o in out[:2]]
     best = max(tunes, key=lambda r: (r["best_accuracy"], -r["config"]["clip_norm"]))

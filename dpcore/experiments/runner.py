@@ -217,12 +217,25 @@ def run_one(
     return result
 
 
-def select(plan: Sequence[PlannedRun], only: Sequence[str] | str | None) -> list[PlannedRun]:
-    """Runs whose name matches any of the shell globs ``only`` (all runs if ``None``)."""
+def select(
+    plan: Sequence[PlannedRun], only: Sequence[str] | str | None, *, dependencies: bool = False
+) -> list[PlannedRun]:
+    """Runs whose name matches any of the shell globs ``only`` (all runs if ``None``), in plan order.
+
+    ``dependencies=True`` adds the runs that selected runs wait for (their ``waits_for`` names or globs),
+    transitively, so that ``--only <cell>`` also runs the tuning the cell needs.
+    """
     if only is None:
         return list(plan)
     globs = [only] if isinstance(only, str) else list(only)
-    return [r for r in plan if any(fnmatch.fnmatchcase(r.name, g) for g in globs)]
+    chosen = {r.name for r in plan if any(fnmatch.fnmatchcase(r.name, g) for g in globs)}
+    while dependencies:
+        wanted = {g for r in plan if r.name in chosen for g in r.waits_for}
+        more = {r.name for r in plan if any(fnmatch.fnmatchcase(r.name, g) for g in wanted)} - chosen
+        if not more:
+            break
+        chosen |= more
+    return [r for r in plan if r.name in chosen]
 
 
 def run_experiment(
@@ -239,15 +252,19 @@ def run_experiment(
 ) -> list[Outcome]:
     """Run every (selected) run of ``experiment`` at ``profile`` that has no result; see the module docstring.
 
-    ``force=True`` retrains each selected run once (from scratch) even if it has a result.
+    ``force=True`` retrains each selected run once (from scratch) even if it has a result.  The runs a
+    selected run waits for (e.g. its C tuning) are selected too.
     Returns one :class:`Outcome` per selected run.
     """
     exp = get(experiment) if isinstance(experiment, str) else experiment
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     out = stream if stream is not None else sys.stderr
     trained: dict[str, Outcome] = {}
+    selected: set[str] = set()
     while True:
-        plan = select(exp.runs(profile, store.load), only)
+        full = exp.runs(profile, store.load)
+        plan = select(full, only, dependencies=True)
+        selected |= {r.name for r in plan}
         todo = [
             r for r in plan
             if r.ready and config_hash(r.config) not in trained
@@ -261,7 +278,7 @@ def run_experiment(
         run_one(exp, run, store, force=force, on_epoch=on_epoch, progress=progress, stream=stream)
         trained[digest] = Outcome(run.name, digest, "trained", store.result_path(run.config))
     outcomes = []
-    for r in plan:
+    for r in (r for r in full if r.name in selected):
         digest = config_hash(r.config)
         if digest in trained:
             outcomes.append(trained[digest])
