@@ -17,7 +17,7 @@ from dpcore.experiments.config import RunConfig, canonical_json, config_hash
 from dpcore.experiments.dryrun import dry_run
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun
 from dpcore.experiments.runner import run_experiment, select
-from dpcore.experiments.store import Store, atomic_write_json
+from dpcore.experiments.store import Store, atomic_write_json, decode_float
 
 torch.set_num_threads(1)
 
@@ -305,6 +305,19 @@ def test_atomic_json_keeps_the_old_file_when_writing_fails(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
+def test_nonfinite_numbers_are_written_as_strict_json(tmp_path):
+    # a diverged run (NaN or infinite loss) must still get its result file
+    store = Store.default("quick", "tiny", results_root=tmp_path)
+    cfg = _cfg()
+    result = {"format": 1, "hash": config_hash(cfg), "config": cfg.to_dict(), "run": "ic",
+              "history": [{"loss": math.nan, "accuracy": 0.1}, {"loss": math.inf, "accuracy": 0.1}],
+              "epsilon": {"paper": {"value": -math.inf}}}  # fmt: skip
+    store.write(result)
+    back = store.load(cfg)
+    assert [h["loss"] for h in back["history"]] == [None, "inf"] and back["epsilon"]["paper"]["value"] == "-inf"
+    assert math.isnan(decode_float(None)) and decode_float("inf") == math.inf and decode_float(0.5) == 0.5
+
+
 def test_store_refuses_a_result_of_another_configuration(tmp_path):
     out = _run(tmp_path, only="ic")
     store = Store.default("quick", "tiny", results_root=tmp_path / "res")
@@ -360,6 +373,8 @@ def test_cli_parses_and_runs(tmp_path, capsys):
     assert "1 trained" in capsys.readouterr().out
     assert cli.main(["list", "--profile", "quick", "--results", str(tmp_path / "res")]) == 0
     assert "done    np" in capsys.readouterr().out
+    assert cli.main(["run", "no-such-experiment", "--dry-run"]) == 2
+    assert "error: name must be one of" in capsys.readouterr().err
     top = argparse.ArgumentParser(prog="dpcore")
     cli.add_subparser(top.add_subparsers(dest="area"))
     ns = top.parse_args(["experiment", "run", "tiny", "--dry-run", "--profile", "quick"])

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import torch
 
+from dpcore.experiments.adapters import DatasetUnavailable
 from dpcore.experiments.config import PROFILES
 from dpcore.experiments.dryrun import dry_run
 from dpcore.experiments.progress import PROGRESS_MODES
@@ -76,7 +77,15 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    """Execute a parsed ``run`` or ``list`` command; returns the exit status."""
+    """Execute a parsed ``run`` or ``list`` command; returns the exit status (2 for a refused input)."""
+    try:
+        return _dispatch(args)
+    except (ValueError, DatasetUnavailable) as exc:  # bad names, profiles, configurations, missing data
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list(args)
     if args.threads is not None:

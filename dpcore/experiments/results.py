@@ -12,18 +12,12 @@ import pandas as pd
 
 from dpcore.experiments.config import config_hash
 from dpcore.experiments.registry import Experiment, get
-from dpcore.experiments.store import Store
+from dpcore.experiments.store import Store, decode_float
 
 __all__ = ["results_frame", "history_frame"]
 
 _CONFIG_COLUMNS = ("dataset", "sampling", "clipping", "group_size", "batch_size", "clip_norm", "noise_multiplier",
                    "epochs", "seed", "eval_split")  # fmt: skip
-
-
-def _eps(value):
-    if value is None:
-        return float("nan")
-    return float("inf") if value == "inf" else float(value)
 
 
 def results_frame(
@@ -43,7 +37,7 @@ def results_frame(
                                                          "wall_seconds", "device")})  # fmt: skip
         for key in exp.accountants:
             eps = (result or {}).get("epsilon", {}).get(key, {})
-            row[f"epsilon_{key}"] = _eps(eps.get("value"))
+            row[f"epsilon_{key}"] = decode_float(eps.get("value"))
             row[f"epsilon_{key}_label"] = eps.get("label")
         rows.append(row)
     return pd.DataFrame(rows)
@@ -61,5 +55,6 @@ def history_frame(
         if result is None:
             continue
         for h in result["history"]:
-            rows.append({"run": run.name, **{k: h[k] for k in ("epoch", "lr", "accuracy", "loss")}})
+            rows.append({"run": run.name, "epoch": h["epoch"], "lr": h["lr"], "accuracy": decode_float(h["accuracy"]),
+                         "loss": decode_float(h["loss"])})  # fmt: skip
     return pd.DataFrame(rows, columns=["run", "epoch", "lr", "accuracy", "loss"])

@@ -122,7 +122,7 @@ def _history_rows(history: list[dict[str, float]], split: str) -> list[dict[str,
 
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     accs = [r["accuracy"] for r in rows]
-    if not accs or any(a is None or math.isnan(a) for a in accs):
+    if not accs or any(a is None or not math.isfinite(a) for a in accs):
         return {"best_accuracy": None, "best_epoch": None, "final_accuracy": None, "final_loss": None}
     best = max(range(len(accs)), key=lambda i: (accs[i], -i))  # first epoch reaching the maximum
     return {

@@ -11,6 +11,7 @@ so a killed process leaves either the old file or the new one, never a partial o
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -32,6 +33,8 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_torch_save",
+    "encode_nonfinite",
+    "decode_float",
 ]
 
 RESULT_FORMAT = 1
@@ -52,6 +55,26 @@ def _temp_beside(path: Path) -> str:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     return tmp
+
+
+def encode_nonfinite(obj: Any) -> Any:
+    """Strict JSON has no NaN or ∞: NaN becomes ``None`` and ±∞ the strings ``"inf"`` / ``"-inf"`` (recursively)."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, Mapping):
+        return {k: encode_nonfinite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode_nonfinite(v) for v in obj]
+    return obj
+
+
+def decode_float(value: Any) -> float:
+    """A number written by :func:`encode_nonfinite` back as a float (``None`` -> NaN)."""
+    if value is None:
+        return math.nan
+    if value in ("inf", "-inf"):
+        return math.inf if value == "inf" else -math.inf
+    return float(value)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -140,11 +163,11 @@ class Store:
         return result
 
     def write(self, result: Mapping[str, Any]) -> Path:
-        """Write a finished result (``result["config"]`` names the file)."""
+        """Write a finished result (``result["config"]`` names the file; NaN/∞ encoded by :func:`encode_nonfinite`)."""
         config = RunConfig.from_dict(result["config"])
         if result.get("hash") != config_hash(config):
             raise ValueError("result['hash'] does not match result['config']")
-        return atomic_write_json(self.result_path(config), dict(result))
+        return atomic_write_json(self.result_path(config), encode_nonfinite(dict(result)))
 
     def all_results(self) -> list[dict[str, Any]]:
         """Every result file of this (profile, experiment), sorted by run name."""

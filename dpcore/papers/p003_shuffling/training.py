@@ -15,9 +15,10 @@ Choices the paper leaves open, stated:
 * |S_b| = 1024, not the printed "1028" (Fig. 1 caption): MC with s = 64, m = 16 is 1024 and 1028 is not
   a multiple of 64;
 * C is "fine-tuned for each separate setting" with no values given: here each (data set, sampling,
-  clipping, |S_b|) cell tunes C over :data:`C_GRID` on a validation split of ``validation_size``
-  examples carved from the training set (seeded; never the test set), training on the rest for
-  ``tune_epochs`` epochs with the same learning-rate rule watching the validation accuracy; the C with
+  clipping, |S_b|) cell tunes C over :data:`C_GRID` on a validation split of 5,000 examples carved
+  from the training set (seeded; never the test set), training on the rest for 20 epochs (a fifth of
+  E, so that the six tuning runs of a cell cost about as much as the cell itself) with the same
+  learning-rate rule watching the validation accuracy; the C with
   the best validation accuracy (any epoch; ties to the smaller C) is then trained on the full training
   set with the test accuracy driving the step-size rule, as App. H describes;
 * one seed per cell (the paper reports no seeds or repeats).
