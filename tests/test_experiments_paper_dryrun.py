@@ -16,6 +16,7 @@ from dpcore.experiments import dry_run, registry
 torch.set_num_threads(1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", registry.names())
 def test_paper_profile_dry_run(name, tmp_path):
     exp = registry.get(name)
