@@ -1,0 +1,109 @@
+"""Command line of the experiment runner.
+
+``python -m dpcore.experiments run <name> --profile quick|paper [--only GLOB]... [--dry-run] [--force]``
+and ``python -m dpcore.experiments list``; :func:`add_subparser` mounts the same commands as
+``python -m dpcore experiment ...`` on the package's main parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import torch
+
+from dpcore.experiments.adapters import DatasetUnavailable
+from dpcore.experiments.config import PROFILES
+from dpcore.experiments.dryrun import dry_run
+from dpcore.experiments.progress import PROGRESS_MODES
+from dpcore.experiments.registry import get, names
+from dpcore.experiments.runner import run_experiment
+from dpcore.experiments.store import Store
+
+__all__ = ["main", "add_subparser", "add_arguments", "build_parser", "dispatch", "HELP"]
+
+HELP = "run or list training experiments (cached, resumable, --dry-run)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the ``run`` and ``list`` subcommands on ``parser``; the namespace's ``func`` is :func:`dispatch`.
+
+    For ``dpcore.cli``: ``register(Command("experiment", HELP, add_arguments, dispatch))``.
+    """
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{run,list}")
+    run = sub.add_parser("run", help="run (or --dry-run) an experiment's grid")
+    run.add_argument("name", help="experiment name, e.g. 003_table3 (see `list`)")
+    run.add_argument("--profile", choices=PROFILES, default="quick")
+    run.add_argument("--only", action="append", metavar="GLOB", help="only runs whose name matches (repeatable)")
+    run.add_argument("--dry-run", action="store_true", help="2 rounds per run: step times and wall-time estimates")
+    run.add_argument("--force", action="store_true", help="retrain runs that already have a result")
+    run.add_argument("--progress", choices=PROGRESS_MODES, default="auto")
+    run.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    run.add_argument("--results", default=None, help="results root (default: results/ of the checkout)")
+    run.add_argument("--checkpoints", default=None, help="checkpoints root (default: build/checkpoints/)")
+    run.add_argument("--no-synthetic", action="store_true", help="dry run: fail when data files are missing")
+    lst = sub.add_parser("list", help="list experiments (with --profile: their runs and status)")
+    lst.add_argument("--profile", choices=PROFILES, default=None)
+    lst.add_argument("--results", default=None)
+    parser.set_defaults(func=dispatch)
+
+
+def build_parser(prog: str = "python -m dpcore.experiments") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Cached, resumable training experiments.")
+    add_arguments(parser)
+    return parser
+
+
+def add_subparser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add ``experiment {run,list}`` to the main parser's ``subparsers``; the parsed namespace's
+    ``func(args) -> int`` runs it."""
+    parser = subparsers.add_parser("experiment", help=HELP)
+    add_arguments(parser)
+    return parser
+
+
+def _list(args: argparse.Namespace) -> int:
+    for name in names():
+        exp = get(name)
+        print(f"{name}: {exp.description}")
+        if args.profile is None:
+            continue
+        store = Store.default(args.profile, name, results_root=args.results)
+        for run in exp.runs(args.profile, store.load):
+            status = "waiting" if not run.ready else ("done" if store.result_path(run.config).exists() else "todo")
+            print(f"  {status:<7} {run.name}")
+    return 0
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Execute a parsed ``run`` or ``list`` command; returns the exit status (2 for a refused input)."""
+    try:
+        return _dispatch(args)
+    except (ValueError, DatasetUnavailable) as exc:  # bad names, profiles, configurations, missing data
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "list":
+        return _list(args)
+    if args.threads is not None:
+        if args.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
+    common = dict(only=args.only, results_root=args.results, checkpoints_root=args.checkpoints)
+    if args.dry_run:
+        dry_run(args.name, args.profile, synthetic_ok=not args.no_synthetic, **common)
+        return 0
+    outcomes = run_experiment(args.name, args.profile, force=args.force, progress=args.progress, **common)
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        counts[o.status] = counts.get(o.status, 0) + 1
+    print(f"{args.name} ({args.profile}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    return args.func(args)

@@ -1,0 +1,241 @@
+"""What one run of an experiment is: a frozen, validated configuration and its stable hash.
+
+A :class:`RunConfig` fully describes a training run of the generalised DP-SGD of van Dijk et al.
+(paper 003, Algorithm 1 with eq. (22)): the data (set, split sizes, seed), the model, the sampler,
+the clipping (s, m), σ, C, the batch size |S_b| = m·s, the epochs, the learning-rate rule, the seed,
+the profile and the device.  Its :func:`config_hash` (first 16 hex digits of the SHA-256 of the
+canonical JSON of every field) names the run's result file and checkpoint folder, so a run is
+recomputed exactly when something that defines it changes.
+
+>>> cfg = RunConfig(dataset="mnist", model="lenet5", sampling="shuffle", clipping="batch", batch_size=256,
+...                 clip_norm=0.1, noise_multiplier=2.0, epochs=100, lr=0.025, profile="paper")
+>>> len(config_hash(cfg)), config_hash(cfg) == config_hash(RunConfig.from_dict(cfg.to_dict()))
+(16, True)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+from dpcore.models import MODELS
+from dpcore.training.config import CLIPPINGS, NOISE_CONVENTIONS, TrainConfig
+from dpcore.training.persample import ENGINES
+from dpcore.training.sampling import SAMPLINGS
+from dpcore.validation import check_choice, check_nonnegative, check_positive, check_positive_int, check_range
+
+__all__ = ["RunConfig", "config_hash", "canonical_json", "LR_RULES", "EVAL_SPLITS", "DEVICES", "PROFILES"]
+
+#: ``"constant"``: η = lr; ``"decay_on_drop"``: paper 003 App. H, η ×= lr_decay after an epoch whose
+#: accuracy on the evaluated split dropped
+LR_RULES = ("constant", "decay_on_drop")
+#: the split evaluated every epoch (and watched by ``decay_on_drop``)
+EVAL_SPLITS = ("test", "validation")
+DEVICES = ("auto", "cpu", "cuda")
+PROFILES = ("quick", "paper")
+
+
+def _frozen_kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
+    if isinstance(value, Mapping):
+        items = value.items()
+    else:
+        try:
+            items = [(k, v) for k, v in value]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} must be a mapping of str to JSON scalars, got {value!r}") from exc
+    out = []
+    for k, v in items:
+        if not isinstance(k, str):
+            raise ValueError(f"{name} keys must be str, got {k!r}")
+        if not isinstance(v, (str, int, float, bool)) or (isinstance(v, float) and not math.isfinite(v)):
+            raise ValueError(f"{name}[{k!r}] must be a finite JSON scalar, got {v!r}")
+        out.append((k, v))
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run: data, model, Algorithm 1's sampler/clipping/noise, optimiser, seed, profile, device.
+
+    * Data: ``dataset`` (a name of :mod:`dpcore.experiments.datasets`), ``train_size`` (``None``: the
+      whole training split, else a seeded subset), ``validation_size`` (examples carved from the
+      training set before training, never from the test set; 0 for none), ``test_size`` (``None``:
+      the whole test split), ``eval_split`` (evaluated after every epoch), ``data_seed``.
+    * Mechanism: ``sampling`` ("shuffle" = paper 003's SH, "fixed" = its SS, "poisson"), ``clipping``
+      ("individual" s = 1, "batch" m = 1, "mixed" with ``group_size`` s, "none" non-private),
+      ``batch_size`` |S_b| = m·s, ``clip_norm`` C (``None`` when non-private), ``noise_multiplier`` σ,
+      ``noise_convention`` ("replace_one": N(0, (2Cσ)²) of Algorithm 1 line 22).
+    * Optimisation: plain SGD with ``lr`` and ``lr_rule`` / ``lr_decay``, ``epochs``.
+    * Execution: ``engine``, ``max_physical_batch`` (micro-batches; never changes the result beyond
+      rounding), ``seed`` (model initialisation, batches and noise), ``profile``, ``device``.
+    """
+
+    dataset: str
+    model: str
+    sampling: str
+    clipping: str
+    batch_size: int
+    epochs: int
+    lr: float
+    profile: str
+    clip_norm: float | None = None
+    noise_multiplier: float = 0.0
+    group_size: int | None = None
+    noise_convention: str = "replace_one"
+    lr_rule: str = "constant"
+    lr_decay: float = 1.0
+    model_kwargs: tuple[tuple[str, Any], ...] = ()
+    train_size: int | None = None
+    validation_size: int = 0
+    test_size: int | None = None
+    eval_split: str = "test"
+    data_seed: int = 0
+    seed: int = 0
+    engine: str = "auto"
+    max_physical_batch: int | None = None
+    device: str = "auto"
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        if not isinstance(self.dataset, str) or not self.dataset:
+            raise ValueError(f"dataset must be a non-empty str, got {self.dataset!r}")
+        check_choice("model", self.model, tuple(MODELS))
+        check_choice("sampling", self.sampling, SAMPLINGS)
+        check_choice("clipping", self.clipping, CLIPPINGS)
+        check_choice("noise_convention", self.noise_convention, NOISE_CONVENTIONS)
+        check_choice("lr_rule", self.lr_rule, LR_RULES)
+        check_choice("eval_split", self.eval_split, EVAL_SPLITS)
+        check_choice("engine", self.engine, ENGINES)
+        check_choice("profile", self.profile, PROFILES)
+        check_choice("device", self.device, DEVICES)
+        set_(self, "batch_size", check_positive_int("batch_size", self.batch_size))
+        set_(self, "epochs", check_positive_int("epochs", self.epochs))
+        set_(self, "lr", check_positive("lr", self.lr))
+        set_(self, "lr_decay", check_range("lr_decay", self.lr_decay, 0.0, 1.0))
+        if self.lr_decay == 0.0:
+            raise ValueError("lr_decay must be in (0, 1], got 0.0")
+        if self.lr_rule == "constant" and self.lr_decay != 1.0:
+            raise ValueError(f"lr_decay must be 1.0 with lr_rule='constant', got {self.lr_decay}")
+        set_(self, "noise_multiplier", check_nonnegative("noise_multiplier", self.noise_multiplier))
+        if self.clipping == "none":
+            if self.clip_norm is not None:
+                raise ValueError(
+                    f"clip_norm must be None for a non-private run (clipping='none'), got {self.clip_norm}"
+                )
+            if self.noise_multiplier != 0.0:
+                raise ValueError(f"noise_multiplier must be 0 for clipping='none', got {self.noise_multiplier}")
+        else:
+            if self.clip_norm is None:
+                raise ValueError(f"clip_norm must be a number in (0, inf) for clipping={self.clipping!r}, got None")
+            set_(self, "clip_norm", check_positive("clip_norm", self.clip_norm))
+        if self.clipping == "mixed":
+            if self.group_size is None:
+                raise ValueError("group_size must be given (s, samples per clipped group) for clipping='mixed'")
+            set_(self, "group_size", check_positive_int("group_size", self.group_size))
+            if self.batch_size % self.group_size or self.batch_size == self.group_size:
+                raise ValueError(
+                    f"group_size must divide batch_size={self.batch_size} into m >= 2 groups, got {self.group_size}"
+                )
+        elif self.group_size is not None:
+            raise ValueError(f"group_size must be None unless clipping='mixed', got {self.group_size}")
+        set_(self, "model_kwargs", _frozen_kwargs("model_kwargs", self.model_kwargs))
+        if self.train_size is not None:
+            set_(self, "train_size", check_positive_int("train_size", self.train_size))
+        set_(self, "validation_size", check_positive_int("validation_size", self.validation_size, minimum=0))
+        if self.test_size is not None:
+            set_(self, "test_size", check_positive_int("test_size", self.test_size))
+        if self.eval_split == "validation" and self.validation_size == 0:
+            raise ValueError("validation_size must be >= 1 when eval_split='validation'")
+        if self.train_size is not None and self.validation_size >= self.train_size:
+            raise ValueError(
+                f"validation_size must be < train_size={self.train_size} (it is carved from it), "
+                f"got {self.validation_size}"
+            )
+        if self.train_size is not None and self.batch_size > self.train_size - self.validation_size:
+            raise ValueError(
+                f"batch_size must be <= the {self.train_size - self.validation_size} training examples, "
+                f"got {self.batch_size}"
+            )
+        for name in ("data_seed", "seed"):
+            set_(self, name, check_positive_int(name, getattr(self, name), minimum=0))
+        if self.max_physical_batch is not None:
+            set_(self, "max_physical_batch", check_positive_int("max_physical_batch", self.max_physical_batch))
+
+    # ---- derived ------------------------------------------------------------------------
+    @property
+    def private(self) -> bool:
+        return self.clipping != "none"
+
+    @property
+    def s(self) -> int:
+        """Samples per clipped group (paper 003's s)."""
+        if self.clipping == "individual":
+            return 1
+        if self.clipping == "mixed":
+            assert self.group_size is not None
+            return self.group_size
+        return self.batch_size
+
+    @property
+    def m(self) -> int:
+        """Clipped groups per round (paper 003's m)."""
+        return self.batch_size // self.s
+
+    def train_config(self) -> TrainConfig:
+        """The :class:`~dpcore.training.TrainConfig` of this run (the trainer's view)."""
+        if self.lr_rule == "constant":
+            lr: Any = self.lr
+        else:
+            metric = f"{self.eval_split}_accuracy"
+            lr = {"kind": "decay_on_metric_drop", "lr0": self.lr, "factor": self.lr_decay, "metric": metric}
+        return TrainConfig(
+            sampling=self.sampling,
+            batch_size=self.batch_size,
+            epochs=self.epochs,
+            clipping=self.clipping,
+            clip_norm=1.0 if self.clip_norm is None else self.clip_norm,
+            group_size=self.group_size,
+            noise_multiplier=self.noise_multiplier,
+            noise_convention=self.noise_convention,
+            reduce="mean",
+            lr=lr,
+            optimizer="sgd",
+            engine=self.engine,
+            max_physical_batch=self.max_physical_batch,
+            seed=self.seed,
+            device=self.device,
+        )
+
+    # ---- (de)serialisation ---------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["model_kwargs"] = dict(self.model_kwargs)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValueError(f"RunConfig has no field(s) {', '.join(unknown)}")
+        return cls(**dict(data))
+
+    def with_(self, **changes: Any) -> RunConfig:
+        """A copy with ``changes`` applied (validated again)."""
+        return replace(self, **changes)
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, no whitespace, ASCII, no NaN/inf: one text per value."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
+def config_hash(config: RunConfig) -> str:
+    """First 16 hex digits of the SHA-256 of the canonical JSON of every field of ``config``."""
+    if not isinstance(config, RunConfig):
+        raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
+    return hashlib.sha256(canonical_json(config.to_dict()).encode()).hexdigest()[:16]

@@ -1,0 +1,157 @@
+"""Dry run: every run of a profile for 2 rounds at its exact configuration, and what the profile would cost.
+
+For each planned run the dry run builds the full model, the data pipeline (the real data; cached across
+the grid) and the trainer with the run's configuration (calibrated σ, the real batch size, its
+micro-batching), so a typo or a shape error fails here and not hours into a rented GPU.  Runs that
+differ only in what cannot change the cost of a round (C, σ > 0, seed, data subset, epochs) share one
+timing: the first of them runs ``steps`` rounds and the time of the last one is the step time.  The
+evaluation of one epoch is timed on up to 1,000 examples and scaled to the evaluated split.
+
+Estimate of a run = rounds × step time + epochs × evaluation time (data loading excluded: it is shared).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import torch
+
+from dpcore.experiments.config import RunConfig, config_hash
+from dpcore.experiments.datasets import prepare
+from dpcore.experiments.progress import format_seconds
+from dpcore.experiments.registry import Experiment, get
+from dpcore.experiments.runner import select
+from dpcore.experiments.store import Store
+from dpcore.models import build_model
+from dpcore.training.trainer import Trainer, make_classification_eval, resolve_device
+from dpcore.validation import check_positive_int
+
+__all__ = ["DryRunRow", "dry_run", "cost_key", "format_dry_run"]
+
+EVAL_PROBE = 1000
+
+
+@dataclass(frozen=True)
+class DryRunRow:
+    """One run's estimate: rounds, measured step time (s), evaluation time per epoch (s), total (s)."""
+
+    name: str
+    hash: str
+    status: str  # "done", "todo", "waiting" (configuration depends on unfinished runs)
+    steps: int
+    step_seconds: float
+    eval_seconds: float
+    estimate_seconds: float
+    measured: bool  # False: the step time is shared with an earlier run of the same cost key
+    device: str
+    synthetic_data: bool
+
+
+def cost_key(config: RunConfig) -> tuple:
+    """What the time of one round depends on (model, data shape, clipping, batch, micro-batching, device)."""
+    return (
+        config.model, config.model_kwargs, config.dataset, config.clipping, config.batch_size, config.group_size,
+        config.engine, config.max_physical_batch, config.device, config.noise_multiplier > 0,
+    )  # fmt: skip
+
+
+def _time_steps(trainer: Trainer, steps: int) -> float:
+    last = 0.0
+    for _ in range(min(steps, trainer.total_steps)):
+        if trainer.device.type == "cuda":
+            torch.cuda.synchronize(trainer.device)
+        t0 = time.perf_counter()
+        trainer.step()
+        if trainer.device.type == "cuda":
+            torch.cuda.synchronize(trainer.device)
+        last = time.perf_counter() - t0
+    return last
+
+
+def _time_eval(model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], split: str) -> float:
+    n = data[0].shape[0]
+    probe = min(n, EVAL_PROBE)
+    fn = make_classification_eval(data[0][:probe], data[1][:probe], prefix=split)
+    model.eval()
+    with torch.no_grad():
+        t0 = time.perf_counter()
+        fn(model)
+        seconds = time.perf_counter() - t0
+    model.train()
+    return seconds * n / probe
+
+
+def dry_run(
+    experiment: str | Experiment,
+    profile: str,
+    *,
+    only: Sequence[str] | str | None = None,
+    steps: int = 2,
+    synthetic_ok: bool = True,
+    results_root: str | Path | None = None,
+    checkpoints_root: str | Path | None = None,
+    stream: IO[str] | None = None,
+) -> list[DryRunRow]:
+    """Dry-run the (selected) runs of ``experiment`` at ``profile``; print and return one row per run.
+
+    ``synthetic_ok``: a data set whose files are missing is replaced by random images of its exact
+    shape and size (the output says so); ``False`` raises instead.
+    """
+    steps = check_positive_int("steps", steps)
+    exp = get(experiment) if isinstance(experiment, str) else experiment
+    store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
+    plan = select(exp.runs(profile, store.load), only)
+    timings: dict[tuple, float] = {}
+    eval_timings: dict[tuple, float] = {}
+    rows = []
+    for run in plan:
+        cfg = run.config
+        data = prepare(cfg, synthetic_ok=synthetic_ok)
+        model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
+        trainer = Trainer(model, data.train, cfg.train_config())
+        key = cost_key(cfg)
+        measured = key not in timings
+        if measured:
+            timings[key] = _time_steps(trainer, steps)
+        ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
+        if ekey not in eval_timings:
+            eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split)
+        status = "waiting" if not run.ready else ("done" if store.result_path(cfg).exists() else "todo")
+        estimate = trainer.total_steps * timings[key] + cfg.epochs * eval_timings[ekey]
+        rows.append(
+            DryRunRow(
+                run.name, config_hash(cfg), status, trainer.total_steps, timings[key], eval_timings[ekey], estimate,
+                measured, str(resolve_device(cfg.device)), data.synthetic,
+            )  # fmt: skip
+        )
+    print(format_dry_run(exp.name, profile, rows), file=stream if stream is not None else sys.stdout, flush=True)
+    return rows
+
+
+def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
+    """The dry run's table: one line per run, then totals (all runs, and runs without a result)."""
+    devices = sorted({r.device for r in rows}) or [str(resolve_device("auto"))]
+    lines = [
+        f"dry run of {name!r}, profile {profile!r}: {len(rows)} run(s), estimated for device {', '.join(devices)} "
+        f"with {torch.get_num_threads()} torch thread(s)",
+        f"{'run':<44} {'hash':<16} {'status':<7} {'rounds':>8} {'step ms':>9} {'eval s':>7} {'estimate':>9}",
+    ]
+    for r in rows:
+        mark = "" if r.measured else " ="
+        lines.append(
+            f"{r.name:<44} {r.hash:<16} {r.status:<7} {r.steps:>8} {1e3 * r.step_seconds:>9.1f} {r.eval_seconds:>7.2f} "
+            f"{format_seconds(r.estimate_seconds):>9}{mark}"
+        )
+    total = sum(r.estimate_seconds for r in rows)
+    left = sum(r.estimate_seconds for r in rows if r.status != "done")
+    lines.append(f"total estimate: {format_seconds(total)} ({total / 3600:.2f} h); without finished runs: "
+                 f"{format_seconds(left)} ({left / 3600:.2f} h)")  # fmt: skip
+    lines.append("'=' : step time shared with an earlier run of the same model, clipping, batch and micro-batching")
+    if any(r.synthetic_data for r in rows):
+        lines.append("NOTE: some data files are missing; those runs were timed on SYNTHETIC data of the same shape")
+    return "\n".join(lines)

@@ -1,0 +1,289 @@
+"""Run an experiment's grid: skip finished runs, resume interrupted ones, write one JSON result per run.
+
+:func:`run_one` trains one :class:`~dpcore.experiments.registry.PlannedRun` with the trainer of
+:mod:`dpcore.training` (Algorithm 1 of paper 003), writing a checkpoint after every epoch; a run that
+finds a checkpoint continues from it and ends with bit-identical parameters on the CPU (every random
+draw of the trainer is seeded per round).  The result -- per-epoch accuracy and loss on the evaluated
+split, the run record, ε under the experiment's accountants, wall time, device, data provenance,
+dpcore version and git commit -- is written atomically once the run finished.
+
+:func:`run_experiment` repeats: plan, pick the first ready run without a result, run it; so runs whose
+configuration depends on earlier results (a C tuned on a validation split) become ready on the way.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import hashlib
+import math
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import torch
+
+import dpcore
+from dpcore.experiments.adapters import record_to_dict
+from dpcore.experiments.config import RunConfig, config_hash
+from dpcore.experiments.datasets import prepare
+from dpcore.experiments.progress import Progress
+from dpcore.experiments.registry import Experiment, PlannedRun, get
+from dpcore.experiments.store import RESULT_FORMAT, Store, atomic_torch_save
+from dpcore.models import build_model
+from dpcore.paths import repo_root
+from dpcore.training.trainer import Trainer, make_classification_eval
+
+__all__ = [
+    "CHECKPOINT_FORMAT",
+    "EpochHook",
+    "Outcome",
+    "run_one",
+    "run_experiment",
+    "select",
+    "parameters_digest",
+    "software",
+]
+
+CHECKPOINT_FORMAT = 1
+#: ``hook(run_name, epoch_index, history_entry)`` after every epoch, once its checkpoint is on disk
+EpochHook = Callable[[str, int, dict], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one run: ``"trained"``, ``"skipped"`` (had a result) or ``"waiting"`` (not ready)."""
+
+    name: str
+    hash: str
+    status: str
+    path: Path | None = None
+
+
+def parameters_digest(model: torch.nn.Module) -> str:
+    """SHA-256 of the model's state (names, dtypes, shapes, bytes): equal digests = bit-identical parameters."""
+    h = hashlib.sha256()
+    for name, t in model.state_dict().items():
+        t = t.detach().cpu().contiguous()
+        h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _git() -> dict[str, Any]:
+    root = repo_root()
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=True)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip()
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no") if commit else None
+    return {"git_commit": commit, "git_dirty": None if status is None else bool(status)}
+
+
+def software() -> dict[str, Any]:
+    """dpcore version, git commit (and whether tracked files were modified), torch and Python versions."""
+    return {
+        "dpcore_version": dpcore.__version__,
+        **_git(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def _history_rows(history: list[dict[str, float]], split: str) -> list[dict[str, Any]]:
+    rows = []
+    for i, h in enumerate(history, start=1):
+        rows.append(
+            {
+                "epoch": i,
+                "epochs_done": h["epoch"],
+                "step": int(h["step"]),
+                "lr": h["lr"],
+                "accuracy": h.get(f"{split}_accuracy"),
+                "loss": h.get(f"{split}_loss"),
+                "clipped_fraction": h.get("clipped_fraction"),
+            }
+        )
+    return rows
+
+
+def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    accs = [r["accuracy"] for r in rows]
+    if not accs or any(a is None or not math.isfinite(a) for a in accs):
+        return {"best_accuracy": None, "best_epoch": None, "final_accuracy": None, "final_loss": None}
+    best = max(range(len(accs)), key=lambda i: (accs[i], -i))  # first epoch reaching the maximum
+    return {
+        "best_accuracy": accs[best],
+        "best_epoch": rows[best]["epoch"],
+        "final_accuracy": accs[-1],
+        "final_loss": rows[-1]["loss"],
+    }
+
+
+def run_one(
+    experiment: Experiment,
+    planned: PlannedRun,
+    store: Store,
+    *,
+    force: bool = False,
+    on_epoch: EpochHook | None = None,
+    progress: str = "auto",
+    stream: IO[str] | None = None,
+) -> dict[str, Any]:
+    """Train ``planned`` (resuming from its checkpoint unless ``force``) and write its result."""
+    if not planned.ready:
+        raise ValueError(f"run {planned.name!r} is not ready: it waits for {', '.join(planned.waits_for)}")
+    cfg: RunConfig = planned.config
+    digest = config_hash(cfg)
+    ckpt = store.checkpoint_path(cfg)
+    if force and ckpt.parent.exists():
+        shutil.rmtree(ckpt.parent)
+    data = prepare(cfg)
+    model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
+    eval_fn = make_classification_eval(*data.evaluation, prefix=cfg.eval_split)
+    trainer = Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
+    elapsed_before, sessions = 0.0, 1
+    if ckpt.exists():
+        state = torch.load(ckpt, map_location="cpu", weights_only=True)
+        if state.get("format") != CHECKPOINT_FORMAT or state.get("hash") != digest:
+            raise ValueError(f"{ckpt} is not a format-{CHECKPOINT_FORMAT} checkpoint of run {digest}")
+        trainer.load_state_dict(state["trainer"])
+        elapsed_before, sessions = float(state["elapsed"]), int(state["sessions"]) + 1
+    bar = Progress(
+        planned.name, trainer.total_steps, trainer.step_index, cfg.epochs, mode=progress, stream=stream,
+        metric=cfg.eval_split,
+    )  # fmt: skip
+    start = time.perf_counter()
+    seen = len(trainer.history)
+
+    def after_step(tr: Trainer) -> None:
+        nonlocal seen
+        bar.step()
+        if len(tr.history) == seen:
+            return
+        seen = len(tr.history)
+        elapsed = elapsed_before + time.perf_counter() - start
+        state = {"format": CHECKPOINT_FORMAT, "hash": digest, "trainer": tr.state_dict(), "elapsed": elapsed,
+                 "sessions": sessions}  # fmt: skip
+        atomic_torch_save(ckpt, state)
+        bar.epoch(seen, tr.history[-1], elapsed)
+        if on_epoch is not None:
+            on_epoch(planned.name, seen, dict(tr.history[-1]))
+
+    trainer.on_step = after_step
+    try:
+        trainer.run()
+    finally:
+        bar.close()
+    wall = elapsed_before + time.perf_counter() - start
+    record = record_to_dict(trainer.record())
+    rows = _history_rows(trainer.history, cfg.eval_split)
+    epsilons = {key: acc(record, cfg).to_dict() for key, acc in experiment.accountants.items()}
+    result = {
+        "format": RESULT_FORMAT,
+        "experiment": experiment.name,
+        "run": planned.name,
+        "hash": digest,
+        "config": cfg.to_dict(),
+        "note": planned.note,
+        "eval_split": cfg.eval_split,
+        "history": rows,
+        **_summary(rows),
+        "record": record,
+        "epsilon": epsilons,
+        "final_parameters_sha256": parameters_digest(trainer.model),
+        "wall_seconds": wall,
+        "sessions": sessions,
+        "device": str(trainer.device),
+        "torch_threads": torch.get_num_threads(),
+        "data": data.provenance,
+        **software(),
+        "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    store.write(result)
+    return result
+
+
+def select(
+    plan: Sequence[PlannedRun], only: Sequence[str] | str | None, *, dependencies: bool = False
+) -> list[PlannedRun]:
+    """Runs whose name matches any of the shell globs ``only`` (all runs if ``None``), in plan order.
+
+    ``dependencies=True`` adds the runs that selected runs wait for (their ``waits_for`` names or globs),
+    transitively, so that ``--only <cell>`` also runs the tuning the cell needs.
+    """
+    if only is None:
+        return list(plan)
+    globs = [only] if isinstance(only, str) else list(only)
+    chosen = {r.name for r in plan if any(fnmatch.fnmatchcase(r.name, g) for g in globs)}
+    while dependencies:
+        wanted = {g for r in plan if r.name in chosen for g in r.waits_for}
+        more = {r.name for r in plan if any(fnmatch.fnmatchcase(r.name, g) for g in wanted)} - chosen
+        if not more:
+            break
+        chosen |= more
+    return [r for r in plan if r.name in chosen]
+
+
+def run_experiment(
+    experiment: str | Experiment,
+    profile: str,
+    *,
+    only: Sequence[str] | str | None = None,
+    force: bool = False,
+    results_root: str | Path | None = None,
+    checkpoints_root: str | Path | None = None,
+    on_epoch: EpochHook | None = None,
+    progress: str = "auto",
+    stream: IO[str] | None = None,
+) -> list[Outcome]:
+    """Run every (selected) run of ``experiment`` at ``profile`` that has no result; see the module docstring.
+
+    ``force=True`` retrains each selected run once (from scratch) even if it has a result.  The runs a
+    selected run waits for (e.g. its C tuning) are selected too.
+    Returns one :class:`Outcome` per selected run.
+    """
+    exp = get(experiment) if isinstance(experiment, str) else experiment
+    store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
+    out = stream if stream is not None else sys.stderr
+    trained: dict[str, Outcome] = {}
+    selected: set[str] = set()
+    while True:
+        full = exp.runs(profile, store.load)
+        plan = select(full, only, dependencies=True)
+        selected |= {r.name for r in plan}
+        todo = [
+            r for r in plan
+            if r.ready and config_hash(r.config) not in trained
+            and (force or not store.result_path(r.config).exists())
+        ]  # fmt: skip
+        if not todo:
+            break
+        run = todo[0]
+        digest = config_hash(run.config)
+        print(f"[{exp.name}/{profile}] {run.name} ({digest})", file=out, flush=True)
+        run_one(exp, run, store, force=force, on_epoch=on_epoch, progress=progress, stream=stream)
+        trained[digest] = Outcome(run.name, digest, "trained", store.result_path(run.config))
+    outcomes = []
+    for r in (r for r in full if r.name in selected):
+        digest = config_hash(r.config)
+        if digest in trained:
+            outcomes.append(trained[digest])
+        elif not r.ready:
+            outcomes.append(Outcome(r.name, digest, "waiting"))
+        else:
+            outcomes.append(Outcome(r.name, digest, "skipped", store.result_path(r.config)))
+    return outcomes
