@@ -5,8 +5,9 @@ gradients clipped to norm C) is the subsampled Gaussian mechanism of Abadi et al
 its T-fold composition.  Methods (:data:`METHODS`; :data:`RIGOROUS` are upper bounds, :data:`APPROXIMATE`
 are not):
 
-* ``"pld"``         -- privacy-loss distributions, dp_accounting's ``PLDAccountant`` (Koskela et al. 2020;
-                       Doroshenko et al. 2022), pessimistic discretisation 1e-4: tight up to the grid.
+* ``"pld"``         -- privacy-loss distributions (Koskela et al. 2020; Doroshenko et al. 2022), computed by
+                       :mod:`dpcore.accounting.pld` (pessimistic connect-the-dots discretisation 1e-4, checked
+                       against dp_accounting's ``PLDAccountant``): tight up to the grid, never below it.
 * ``"rdp"``         -- Rényi DP (Mironov 2017; Mironov, Talwar, Zhang 2019) with the conversion of
                        Balle et al. 2020, Thm 21.
 * ``"rdp-mironov"`` -- the same RDP curve with Mironov 2017, Prop. 3: ε = min_α RDP(α) + log(1/δ)/(α − 1).
@@ -31,9 +32,9 @@ import math
 from collections.abc import Sequence
 
 import dp_accounting
-from dp_accounting import pld
 
 from dpcore.accounting import fdp, gaussian
+from dpcore.accounting import pld as pld_accountant
 from dpcore.accounting.calibrate import smallest_sigma
 from dpcore.accounting.events import SAMPLINGS, check_sampling
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
@@ -102,10 +103,8 @@ def _event(noise_multiplier: float, sample_rate: float, steps: int) -> dp_accoun
     return dp_accounting.SelfComposedDpEvent(step, steps)
 
 
-def _pld_epsilon(sigma: float, q: float, steps: int, delta: float, grid: float) -> float:
-    accountant = pld.PLDAccountant(value_discretization_interval=grid)
-    accountant.compose(_event(sigma, q, steps))
-    return float(accountant.get_epsilon(delta))
+def _pld_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
+    return pld_accountant.pld_epsilon(sigma, sample_rate=q, steps=steps, delta=delta)
 
 
 def _fixed_sizes(sample_rate: float, dataset_size: int | None) -> tuple[int, int]:
@@ -145,7 +144,7 @@ def dpsgd_epsilon(
     if method == "gdp":
         return gaussian.epsilon_from_mu(fdp.clt_mu(sigma, q, steps, sampling), delta)
     if method == "pld":
-        return _pld_epsilon(sigma, q, steps, delta, PLD_GRID)
+        return _pld_epsilon(sigma, q, steps, delta)
     conversion = "mironov" if method == "rdp-mironov" else "balle"
     if sampling == "fixed":
         n, b = _fixed_sizes(q, dataset_size)
@@ -186,11 +185,9 @@ def dpsgd_noise_multiplier(
             sigma, sample_rate=q, steps=steps, delta=delta, method=method, sampling=sampling, dataset_size=dataset_size
         )
 
-    if method == "pld":
-        # Locate σ on a coarse grid first (cheap), then refine on the 1e-4 grid
-        # inside a bracket that is re-checked with the fine accountant.
-        guess = smallest_sigma(lambda s: _pld_epsilon(s, q, steps, delta, 1e-3), target, rtol=1e-2)
-        return smallest_sigma(eps, target, rtol=rtol, start=guess, factor=1.02)
+    if method == "pld" and rtol >= pld_accountant.CALIBRATION_RTOL:
+        # coarse-to-fine PLD calibration (the same calibrator, run on two nested grids)
+        return pld_accountant.pld_noise_multiplier(target, sample_rate=q, steps=steps, delta=delta)
     return smallest_sigma(eps, target, rtol=rtol)
 
 

@@ -63,6 +63,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import fft, special
 
+from dpcore.accounting.calibrate import smallest_sigma
 from dpcore.validation import check_finite, check_positive, check_rate
 
 __all__ = [
@@ -487,35 +488,23 @@ def pld_noise_multiplier(
     steps = _check_int("steps", steps, 1)
     delta = _check_delta(delta, steps)
 
-    coarse = _Search(lambda s: _epsilon(s, q, steps, delta, COARSE_GRID), target)
-    lo, hi = coarse.bracket(1.0)
-    if lo is None:
-        raise _too_loose(target)
-    lo, hi = coarse.shrink(lo, hi)
-    slope = coarse.slope(lo, hi)
+    # The one calibrator (dpcore.accounting.calibrate.smallest_sigma), run twice: on the coarse grid
+    # (cheap; nested in the fine grid, so pessimistic too) to locate σ, then on the fine grid in a
+    # narrow bracket around that guess.  smallest_sigma checks feasibility of what it returns.
+    def fine(sigma: float) -> float:
+        return _epsilon(sigma, q, steps, delta, GRID)
 
-    fine = _Search(lambda s: _epsilon(s, q, steps, delta, GRID), target)
-    if fine(hi) > target:  # not expected (the coarse grid is the more pessimistic); checked, not assumed
-        lo, hi = fine.bracket(hi)
-        if lo is None:
-            raise _too_loose(target)
-    else:
-        # predict the fine root from the coarse slope and bracket it from below
-        e_hi = fine(hi)
-        guess = hi * math.exp((math.log(target) - math.log(e_hi)) / slope) if e_hi > 0 and slope < 0 else hi
-        lo = None
-        for cand in (guess * (1 - 0.5 * CALIBRATION_RTOL), guess * (1 - 4 * CALIBRATION_RTOL)):
-            if cand >= hi:
-                continue
-            if fine(cand) > target:
-                lo = cand
-                break
-            hi = cand
-        if lo is None:
-            lo, hi = fine.bracket(hi)
-            if lo is None:
-                raise _too_loose(target)
-    return fine.shrink(lo, hi)[1]
+    def coarse(sigma: float) -> float:
+        return _epsilon(sigma, q, steps, delta, COARSE_GRID)
+
+    bounds = {"sigma_min": MIN_NOISE_MULTIPLIER, "sigma_max": MAX_NOISE_MULTIPLIER}
+    try:
+        guess = smallest_sigma(coarse, target, rtol=4 * CALIBRATION_RTOL, below_min="raise", **bounds)
+    except ValueError as exc:
+        if "outside the accountant's range" in str(exc):
+            raise _too_loose(target) from exc
+        raise
+    return smallest_sigma(fine, target, rtol=CALIBRATION_RTOL, start=guess, factor=1.003, **bounds)
 
 
 def _too_loose(target: float) -> ValueError:
@@ -523,97 +512,3 @@ def _too_loose(target: float) -> ValueError:
         f"target_epsilon={target} is met by every noise_multiplier down to {MIN_NOISE_MULTIPLIER}; the calibration "
         f"searches noise_multiplier in [{MIN_NOISE_MULTIPLIER}, {MAX_NOISE_MULTIPLIER:g}]"
     )
-
-
-class _Search:
-    """Root search for ε(σ) = target on one grid, remembering every evaluation."""
-
-    def __init__(self, eps, target: float) -> None:
-        self._eps = eps
-        self.target = target
-        self.seen: dict[float, float] = {}
-
-    def __call__(self, sigma: float) -> float:
-        if sigma not in self.seen:
-            self.seen[sigma] = self._eps(sigma)
-        return self.seen[sigma]
-
-    def _log_gap(self, sigma: float) -> float:
-        e = self(sigma)
-        return math.log(e / self.target) if e > 0 else -math.inf
-
-    def bracket(self, start: float) -> tuple[float | None, float]:
-        """(lo, hi) with ε(lo) > target >= ε(hi), stepping geometrically towards the root.
-
-        The step assumes ε ∝ 1/σ (aiming a little past the root), clipped to a factor in [1.1, 8].
-        """
-        s = start
-        if self(s) <= self.target:
-            hi = s
-            while True:
-                e = self(hi)
-                factor = min(max(e / self.target * 0.95, 1 / 8), 1 / 1.1) if e > 0 else 1 / 8
-                s = hi * factor
-                if s < MIN_NOISE_MULTIPLIER:
-                    s = MIN_NOISE_MULTIPLIER
-                    if hi <= s or self(s) <= self.target:
-                        return None, hi
-                if self(s) > self.target:
-                    return s, hi
-                hi = s
-        lo = s
-        while True:
-            e = self(lo)
-            factor = min(max(e / self.target * 1.05, 1.1), 8.0) if math.isfinite(e) else 2.0
-            s = lo * factor
-            if s > MAX_NOISE_MULTIPLIER:
-                raise ValueError(
-                    f"target_epsilon={self.target} is not reached with noise_multiplier <= {MAX_NOISE_MULTIPLIER:g}"
-                )
-            if self(s) <= self.target:
-                return lo, s
-            lo = s
-
-    def shrink(self, lo: float, hi: float) -> tuple[float, float]:
-        """Narrow the bracket to hi/lo − 1 <= ``CALIBRATION_RTOL``.
-
-        Illinois-modified regula falsi on g(u) = log(ε(e^u)/target), u = log σ (the end kept
-        twice in a row has its g halved, so both ends move), each step followed by a nudge
-        ``0.9·CALIBRATION_RTOL`` past the new point to close the bracket once the guess is close.
-        """
-        g_lo, g_hi = self._log_gap(lo), self._log_gap(hi)
-        kept = None
-        while hi / lo - 1 > CALIBRATION_RTOL:
-            u_lo, u_hi = math.log(lo), math.log(hi)
-            if math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi:
-                u = u_lo + g_lo * (u_hi - u_lo) / (g_lo - g_hi)
-            else:
-                u = 0.5 * (u_lo + u_hi)
-            margin = 0.4 * CALIBRATION_RTOL
-            u = min(max(u, u_lo + margin), u_hi - margin)
-            mid = math.exp(u)
-            if self(mid) > self.target:
-                lo, g_lo = mid, self._log_gap(mid)
-                if kept == "hi":
-                    g_hi /= 2
-                kept = "hi"
-                nudge = mid * (1 + 0.9 * CALIBRATION_RTOL)
-            else:
-                hi, g_hi = mid, self._log_gap(mid)
-                if kept == "lo":
-                    g_lo /= 2
-                kept = "lo"
-                nudge = mid * (1 - 0.9 * CALIBRATION_RTOL)
-            if hi / lo - 1 > CALIBRATION_RTOL and lo < nudge < hi:
-                if self(nudge) > self.target:
-                    lo, g_lo = nudge, self._log_gap(nudge)
-                else:
-                    hi, g_hi = nudge, self._log_gap(nudge)
-        return lo, hi
-
-    def slope(self, lo: float, hi: float) -> float:
-        """d log ε / d log σ across the bracket (negative), or 0 if it cannot be read."""
-        e_lo, e_hi = self(lo), self(hi)
-        if not (0 < e_hi < e_lo < math.inf) or hi <= lo:
-            return 0.0
-        return (math.log(e_hi) - math.log(e_lo)) / (math.log(hi) - math.log(lo))
