@@ -162,6 +162,33 @@ register(Command("epsilon", "ε of DP-SGD under every applicable accountant", _e
 register(Command("calibrate", "smallest noise multiplier σ for a target ε", _calibrate_arguments, _run_calibrate))
 
 
+# The experiment commands import torch: their options are parsed by dpcore.experiments.cli only when the
+# subcommand runs, so ``dpcore epsilon`` stays fast.
+def _experiment_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="run NAME [--profile quick|paper] [--only GLOB] [--dry-run] [--force] | list",
+        help="see `dpcore experiment run --help`",
+    )
+
+
+def _run_experiment(args: argparse.Namespace) -> int:
+    from dpcore.experiments import cli as experiments_cli
+
+    return int(experiments_cli.main(args.rest))
+
+
+register(
+    Command(
+        "experiment",
+        "run or list training experiments (cached, resumable, --dry-run)",
+        _experiment_arguments,
+        _run_experiment,
+    )
+)
+
+
 # --------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
     """The ``dpcore`` parser with one subparser per registered command."""
