@@ -107,7 +107,7 @@ class Report:
 
     @property
     def label(self) -> str:
-        """The footer text: ``dpcore · profile=… [· provenance] [· REDUCED SCALE: …]``."""
+        """The footer text: ``dpcore · profile=… [· REDUCED SCALE: …] [· data: provenance]``."""
         text = f"dpcore · profile={self.profile}"
         if self.reduced:
             text += " · REDUCED SCALE" + (f": {self.reduced_note}" if self.reduced_note else "")

@@ -32,7 +32,7 @@ def test_figure_writes_png_pdf_csv_with_mode_and_metadata(tmp_path):
     assert {p.name for p in written.values()} == {"line.png", "line.pdf", "line.csv"}
     assert all(p.stat().st_size > 0 for p in written.values())
     assert all(p.stat().st_mode & 0o777 == 0o666 & ~_umask() for p in written.values())
-    assert report.label == "dpcore · profile=quick · MNIST · REDUCED SCALE: 2 epochs"
+    assert report.label == "dpcore · profile=quick · REDUCED SCALE: 2 epochs · data: MNIST"
     with Image.open(written["png"]) as image:
         assert image.text[FOOTER_KEY] == report.label
     assert b"REDUCED SCALE" in written["pdf"].read_bytes() or written["pdf"].stat().st_size > 0
