@@ -178,7 +178,8 @@ def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", form
 
     ``"theorem"``: the smallest solution of γ ≥ F(γ).  F decreases in γ, so the solutions form [γ*, ∞) and γ*
     is the unique root of γ − F(γ) (brentq; the lower bracket keeps ᾱ = ε/(γk) inside the domain).
-    ``"paper"``: the single update F(2) the D.4/E.1 calculators effectively apply (App. D.4 and E.1, step 5: their stopping rule fires after one update).
+    ``"paper"``: the single update F(2) the D.4/E.1 calculators effectively apply (App. D.4 and E.1,
+    step 5: their stopping rule fires after one update).
     """
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
@@ -410,7 +411,7 @@ def max_sample_size(
     return math.floor(k * N / t_min + 1e-9)
 
 
-# --------------------------------------------------------------------------- numeric accountants (Tables 9–11, App. D.4)
+# ------------------------------------------------------------------------- numeric accountants (Tables 9–11, App. D.4)
 def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampling: str = "fixed") -> float:
     """ε of the GDP CLT for k epochs at batch s (T = kN/s, possibly non-integer): the paper's "f-DP accountant"
     of Tables 9–11 (TF Privacy's ``compute_mu_uniform`` + ``eps_from_mu``; asymptotic, can under-report)."""

@@ -40,6 +40,7 @@ __all__ = [
     "e1_restart_rows",
     "schedule_rows",
     "engine_rows",
+    "tightness_table",
     "tightness_summary",
     "claim_values",
 ]
@@ -65,7 +66,8 @@ def theta_max_b4(sigma_floor: float = 6.0, inv_h: float = 2.4) -> float:
 
 def k_upper_bound(epsilon: float, gamma_theta2: float, N: int) -> float:
     """App. B.4, "Remark Reusing the Local Data Set": k ≤ εN/(γθ²)."""
-    return check_positive("epsilon", epsilon) * check_positive_int("N", N) / check_positive("gamma_theta2", gamma_theta2)
+    gamma_theta2 = check_positive("gamma_theta2", gamma_theta2)
+    return check_positive("epsilon", epsilon) * check_positive_int("N", N) / gamma_theta2
 
 
 def b4_in_text() -> dict[str, float]:
@@ -149,7 +151,9 @@ def e1_restart_rows(sched: pd.DataFrame, example: dict | None = None) -> pd.Data
     for j in range(1, len(sched)):
         sigma_j, K_j = ex["phases"][j][0], ex["phases"][j][1]
         history = [(float(sched.s_j.iloc[i]), float(ex["phases"][i][1])) for i in range(j)]
-        check = e1_restart_check(ex["N"], K_j, ex["epsilon_target"], delta=ex["delta"], history=history, sigma_j=sigma_j)
+        check = e1_restart_check(
+            ex["N"], K_j, ex["epsilon_target"], delta=ex["delta"], history=history, sigma_j=sigma_j
+        )
         rows.append({"phase": j, "sigma_j": sigma_j, **check})
     return pd.DataFrame(rows)
 
@@ -185,6 +189,14 @@ def engine_rows(t911: pd.DataFrame) -> pd.DataFrame:
 
 
 # --------------------------------------------------------------------------- Theorem 3.2 in numbers
+def tightness_table(divisors=None, *, mode: str = "paper") -> pd.DataFrame:
+    """``tables.tightness_rows`` for every setting, one frame (ε of the CLT and RDP at T = T_min/a)."""
+    return pd.concat(
+        [pd.DataFrame(tb.tightness_rows(setting, divisors=divisors, mode=mode)) for setting in tb.SETTINGS],
+        ignore_index=True,
+    )
+
+
 def tightness_summary(t911: pd.DataFrame, t911_thm: pd.DataFrame) -> pd.DataFrame:
     """Per setting: the divisor a of T_min (paper mode) at which the CLT (the paper's accountant) and RDP lose
     ε_target, in units of γ = F(2), with T_min (F(2) and γ*), T_min_asym = T_min/(2γ) and k²/(4ε)."""
@@ -194,7 +206,7 @@ def tightness_summary(t911: pd.DataFrame, t911_thm: pd.DataFrame) -> pd.DataFram
         a_rdp = tb.tightness_divisor(row.setting, accountant="rdp")
         thm = t911_thm[t911_thm.setting == row.setting].iloc[0]
         rows.append({
-            "setting": row.setting, "gamma_F2": row.gamma, "epsilon_target": row.epsilon_target,
+            "setting": row.setting, "delta": row.delta, "gamma_F2": row.gamma, "epsilon_target": row.epsilon_target,
             "T_min": row.T_min, "T_min_gamma_star": float(thm.T_min), "T_min_asym": row.T_min_asym,
             "T_k2_over_4eps": row.k**2 / (4 * row.epsilon_target),
             "a_clt": a_clt, "a_clt_over_gamma": a_clt / row.gamma, "T_clt": row.T_min / a_clt,
@@ -222,7 +234,8 @@ def claim_values(
     t911_thm: pd.DataFrame,
     restart: pd.DataFrame,
 ) -> dict[str, tuple[object, str]]:
-    """Our value (and a note) for every claim key of :mod:`~dpcore.papers.p000_proactive.claims`.
+    """Our value (and a note) for every claim key of :mod:`~dpcore.papers.p000_proactive.claims`; raises
+    ``ValueError`` when the keys differ from the specifications'.
 
     Arguments are the outputs of :func:`b4_in_text`, :func:`gamma_rows`, ``tables.table_3_5_rows``,
     ``tables.table_6_8_rows``, ``tables.honest_rows``, ``tables.table_9_11_rows`` (paper and theorem mode) and
@@ -252,7 +265,7 @@ def claim_values(
         key = row_key(row.table, row.paper_epsilon)
         if row.route == "E.1 one step at printed s":  # row 1 of Table 6 is Table 3's configuration (σ is the input)
             out[f"{key}.sigma"] = (row.sigma_paper_mode, "E.1 one step (paper mode) at the printed s")
-            out[f"{key}.epsilon_implied"] = (row.epsilon_implied, "ε₁ of the E.1 one step (paper mode) at the printed s")
+            out[f"{key}.epsilon_implied"] = (row.epsilon_implied, "ε₁ of the E.1 one step (paper mode), printed s")
             out[f"{key}.s"] = (
                 int(row.s_paper_mode_search),
                 f"largest s with ε₁ ≤ target (paper mode); theorem mode (eq. (6), γ*): s = {row.s_theorem}",
@@ -293,4 +306,11 @@ def claim_values(
             for r in restart.itertuples()
         ),
     )
+    from dpcore.papers.p000_proactive.claims import CLAIMS
+
+    if set(out) != set(CLAIMS):
+        raise ValueError(
+            f"claim keys without a value: {sorted(set(CLAIMS) - set(out))}; values without a claim: "
+            f"{sorted(set(out) - set(CLAIMS))}"
+        )
     return {k: (np.asarray(v).item() if isinstance(v, np.generic) else v, note) for k, (v, note) in out.items()}
