@@ -13,6 +13,7 @@ import pytest
 matplotlib.use("Agg")
 
 from dpcore.claims import compute_status  # noqa: E402
+from dpcore.papers.p000_proactive import e1  # noqa: E402
 from dpcore.papers.p000_proactive import figures as pf  # noqa: E402
 from dpcore.papers.p000_proactive import results as rs  # noqa: E402
 from dpcore.papers.p000_proactive import tables as tb  # noqa: E402
@@ -192,3 +193,15 @@ def test_figures_draw(frames):
         plt.close(f)
     with pytest.raises(ValueError, match="t68"):
         pf.sample_sizes_figure(pd.DataFrame())
+
+
+def test_table8_eps3_sigma_matches_no_e1_iterate():
+    """Evidence of the table8.eps3.sigma erratum: the E.1 iterates at s = 1994 pass 2.68273 without hitting it."""
+    its = rs.e1_paper_iterates(1994, 50_000, 350_000, 2e-5, steps=4)
+    sigmas = [sig for _, _, sig in its[1:]]
+    assert sigmas[:3] == pytest.approx([2.85105, 2.72200, 2.63914], abs=1e-5)
+    assert (np.diff(sigmas) < 0).all()  # still falling: no fixed point reached
+    assert min(abs(sig - 2.68273) for sig in sigmas) > 0.03
+    assert its[1][2] == pytest.approx(e1.e1_paper_sigma(1994, 50_000, 350_000, 2e-5)[2])
+    with pytest.raises(ValueError, match="steps"):
+        rs.e1_paper_iterates(1994, 50_000, 350_000, 2e-5, steps=0)

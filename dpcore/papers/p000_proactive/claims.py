@@ -1168,9 +1168,9 @@ SPECS: tuple[ClaimSpec, ...] = (
         erratum=Erratum(
             2.85105,
             (
-                "One paper-mode E.1 step at s = 1994 gives σ = 2.85105; iterating the step gives 2.85105, 2.72200, "
-                "2.63914, … without settling, and the printed 2.68273 is sqrt(2 ln(1/δ)/3.00674), which matches no "
-                "step."
+                "One paper-mode E.1 step at s = 1994 gives σ = 2.85105; iterating the step (results.e1_paper_iterates) "
+                "gives 2.85105, 2.72200, 2.63914, … without settling, and the printed 2.68273 is "
+                "sqrt(2 ln(1/δ)/3.00674), which matches no step."
             ),
             atol=1e-5,
         ),

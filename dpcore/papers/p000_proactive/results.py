@@ -36,6 +36,7 @@ __all__ = [
     "b4_in_text",
     "gamma_rows",
     "row_key",
+    "e1_paper_iterates",
     "e1_restart_check",
     "e1_restart_rows",
     "schedule_rows",
@@ -100,6 +101,23 @@ def gamma_rows() -> list[dict]:
             "s_max_star_corrected": st.k * st.N / (g_corr * st.k**2 / eps),
         })
     return rows
+
+
+def e1_paper_iterates(s: float, N: int, K: float, delta: float, *, steps: int = 4) -> list[tuple[float, float, float]]:
+    """The paper-mode E.1 loop (App. E.1 steps 2–5, σ = sqrt(2 ln(1/δ)/ε), j = 0, θ = 1) continued for ``steps``
+    updates: [(γ_i, ε_i, σ_i)] with γ_0 = 2, ε_i = γ_i sK/N², γ_{i+1} = F(γ_i; σ_i, ε_i, K/N).  Element 1 is the
+    one step that reproduces Tables 6–8 (:func:`~dpcore.papers.p000_proactive.e1.e1_paper_sigma`)."""
+    s = check_positive("s", s)
+    N = check_positive_int("N", N)
+    K = check_positive("K", K)
+    steps = check_positive_int("steps", steps)
+    out, g = [], 2.0
+    for _ in range(steps + 1):
+        eps = g * s * K / N**2
+        sig = pr.sigma(eps, delta, mode="paper")
+        out.append((g, eps, sig))
+        g = pr.gamma_rhs(g, sig, eps, K / N)
+    return out
 
 
 # --------------------------------------------------------------------------- App. E.1 restart
