@@ -1,6 +1,6 @@
 """Paper 000 (Proactive DP): σ–ε rule, γ, calculators D.4 / E.1, schedule, Lemma B.3 / Theorem B.2 engine.
 
-Golden numbers are the ones note 000 reports as reproduced (§3.10–3.12, App. A/B).
+Golden numbers are those of the paper (Tables 3–11, App. B.4, D.4, E.1) and of dpcore's own reproduction of them.
 """
 
 import math

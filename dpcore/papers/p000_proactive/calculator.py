@@ -11,14 +11,14 @@ at rate s_i/N, K = Σ s_i gradient computations, k = K/N epochs, T rounds, θ = 
   g(x) = min{1/(ex), h(x)};
 * the App. D.4 calculator (σ → ε → γ → T_min, s_max = kN/T_min, T_min_asym = θ²k²/(2ε)).
 
-Two modes reproduce what the paper printed next to the exact mathematics (note 000 §3.11):
+Two modes reproduce what the paper printed next to the exact mathematics (Tables 3–11, App. D.4 and E.1):
 
 * ``mode="theorem"``: eq. (6) and γ the fixed point (brentq on γ − F(γ));
 * ``mode="paper"``: Tables 3–8 use σ = sqrt(2 ln(1/δ)/ε) (the "+ε" of eq. (6) dropped) and the calculators
   apply a single update γ = F(2) (their one-sided stopping rule fires at once).  The D.4 calculator
   (Tables 9–11) takes ε from eq. (6) in both modes, as App. D.4 step 1 prescribes.
 
-``formula="corrected"`` replaces (1 − √ᾱ)² by 1 − ᾱ − 2√ᾱ in F (the algebra slip in (39), note §10.12).
+``formula="corrected"`` replaces (1 − √ᾱ)² by 1 − ᾱ − 2√ᾱ in F (the algebra slip in (39), App. B.3).
 
 The E.1 calculator and the App. E schedule are in :mod:`dpcore.papers.p000_proactive.e1`; the general engine
 of Lemma B.3 / Theorem B.2 in :mod:`dpcore.papers.p000_proactive.moments`.
@@ -148,7 +148,7 @@ def alpha_max(sigma: float, *, formula: str = "paper") -> float:
 def gamma_rhs_alpha(alpha_bar: float, sigma: float, *, formula: str = "paper") -> float:
     """F as a function of ᾱ: 2/(1−ᾱ) + 16ᾱ/(1−ᾱ)·(σ/D + e³/(σ(σ(1−ᾱ) − 2e√ᾱ)))·e^{3/σ²}.
 
-    D = (1 − √ᾱ)² as printed (``formula="paper"``) or 1 − ᾱ − 2√ᾱ (``"corrected"``, note §10.12).
+    D = (1 − √ᾱ)² as printed (``formula="paper"``) or 1 − ᾱ − 2√ᾱ (``"corrected"``, the algebra slip in (39), App. B.3).
     Returns ``inf`` outside the domain (ᾱ ≥ :func:`alpha_max`), where the bound of Lemma B.3 does not apply.
     """
     sigma = check_positive("sigma", sigma)
@@ -178,7 +178,8 @@ def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", form
 
     ``"theorem"``: the smallest solution of γ ≥ F(γ).  F decreases in γ, so the solutions form [γ*, ∞) and γ*
     is the unique root of γ − F(γ) (brentq; the lower bracket keeps ᾱ = ε/(γk) inside the domain).
-    ``"paper"``: the single update F(2) the D.4/E.1 calculators effectively apply (note §3.11).
+    ``"paper"``: the single update F(2) the D.4/E.1 calculators effectively apply (App. D.4 and E.1,
+    step 5: their stopping rule fires after one update).
     """
     sigma = check_positive("sigma", sigma)
     epsilon = check_positive("epsilon", epsilon)
@@ -410,7 +411,7 @@ def max_sample_size(
     return math.floor(k * N / t_min + 1e-9)
 
 
-# --------------------------------------------------------------------------- numeric accountants (Tables 9–11, §3.12)
+# ------------------------------------------------------------------------- numeric accountants (Tables 9–11, App. D.4)
 def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampling: str = "fixed") -> float:
     """ε of the GDP CLT for k epochs at batch s (T = kN/s, possibly non-integer): the paper's "f-DP accountant"
     of Tables 9–11 (TF Privacy's ``compute_mu_uniform`` + ``eps_from_mu``; asymptotic, can under-report)."""
@@ -430,7 +431,7 @@ def poisson_gaussian_rdp(q: float, noise: float, orders: np.ndarray) -> np.ndarr
 
 def rdp_epsilon(noise: float, N: int, k: float, s: float, delta: float) -> float:
     """RDP upper bound for T = ⌈kN/s⌉ Poisson-subsampled Gaussian rounds (integer orders 2..512, conversion of
-    Balle et al. 2020): a rigorous cross-check of the CLT numbers (note §3.12)."""
+    Balle et al. 2020): a rigorous cross-check of the CLT numbers of Tables 9–11 (App. D.4)."""
     N = check_positive_int("N", N)
     s = check_positive("s", s)
     steps = math.ceil(check_positive("k", k) * N / s - 1e-9)
@@ -439,7 +440,7 @@ def rdp_epsilon(noise: float, N: int, k: float, s: float, delta: float) -> float
 
 
 def honest_row(noise: float, s: float, N: int, K: float, delta: float, *, formula: str = "paper") -> dict:
-    """The "honest" guarantee of an experimental (σ, s) row (note §3.12).
+    """The "honest" guarantee of an experimental (σ, s) row of Tables 6–8.
 
     ε by eq. (6); γ* (theorem); s_max* = kN/T_min(γ*); whether Theorem 3.1 applies (s ≤ s_max*, ε < 0.5, …);
     whether Theorem B.4's (32)–(35) hold at s̄ = s; the GDP-CLT (uniform) ε and the RDP upper bound.

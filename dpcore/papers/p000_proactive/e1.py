@@ -12,11 +12,11 @@ rounds) and now wants K_j more with a lower σ_j (j > 0) or a first σ_0 (j = 0)
 
 ``mode="theorem"`` solves step 5 exactly: γ is the smallest solution of γ ≥ F(ᾱ(γ), σ(γ)) (a sign-change scan
 then brentq; γ − F is negative at γ = 2 because F > 2).  ``mode="paper"`` reproduces Tables 6–8: a single
-update γ = F(2) and the σ rule σ = sqrt(2 ln(1/δ)/ε) (note 000 §3.11).
+update γ = F(2) and the σ rule σ = sqrt(2 ln(1/δ)/ε) (reproduces Tables 6–8).
 
 >>> round(e1_paper_sigma(168, 10_000, 50_000, 1e-4)[2], 5)      # Table 6, row (0.5, 1e-4)
 6.05868
->>> r = max_sample_size_e1(10_000, 50_000, 0.04945, delta=1e-4)  # theorem-faithful E.1, note §3.12
+>>> r = max_sample_size_e1(10_000, 50_000, 0.04945, delta=1e-4)  # App. E.1 with eq. (6) and γ solved
 >>> r.s, round(r.sigma, 4)
 (31, 19.5966)
 """
@@ -59,7 +59,7 @@ class E1Result:
 def e1_paper_sigma(s: float, N: int, K: float, delta: float) -> tuple[float, float, float]:
     """The paper-mode E.1 step at a given s (j = 0, θ = 1): (γ_1, ε_1, σ) with γ_1 = F(2; σ_0, ε_0, k),
     ε_0 = 2sK/N², σ_0 = sqrt(2 ln(1/δ)/ε_0), ε_1 = γ_1 sK/N², σ = sqrt(2 ln(1/δ)/ε_1): the σ column of
-    Tables 6–8 (note §3.11)."""
+    Tables 6–8."""
     r = e1_evaluate(s, N, K, delta=delta, mode="paper")
     return r.gamma, r.epsilon, r.sigma
 

@@ -135,7 +135,7 @@ def table_6_8_rows(*, theorem_search: str = "bisect") -> list[dict]:
 
 
 def honest_rows() -> list[dict]:
-    """Note §3.12: the guarantee every printed (σ, s) of Tables 6–8 really has (eq. (6), γ*, Thm 3.1/B.4,
+    """Tables 6–8: the guarantee every printed (σ, s) of Tables 6–8 really has (eq. (6), γ*, Thm 3.1/B.4,
     GDP-CLT and RDP)."""
     from dpcore.papers.p000_proactive import calculator as pr
 
