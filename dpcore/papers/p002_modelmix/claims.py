@@ -44,11 +44,19 @@ def _fig3(panel: str, tau: str, curve: str, short: str, value: float) -> ClaimSp
                      note=f"{_FIG3_NOTE}; corrected Corollary 4.1, integer orders 2..64; {_P_TOL}")  # fmt: skip
 
 
-_COR41_EVIDENCE = (
-    "Corollary 4.1 (§4.2) as printed has no factor T and divides by (1 - alpha): evaluated at the Fig. 3({panel}) "
-    "setting it gives eps = {wrong} (negative, meaningless); min_alpha [T*log(sum ...) + log(1/delta)]/(alpha - 1), "
-    "as in Theorem 4.1 and Appendix C, gives {right}, which reproduces the printed value (row fig3{panel}.eps.p{p})."
-)
+def _cor41(p: int, printed: float, expected: float, corrected: str) -> ClaimSpec:
+    """The printed formula of Corollary 4.1 at the Fig. 3(c) setting: an erratum (expected = what it gives)."""
+    evidence = (
+        f"The formula of Corollary 4.1 (§4.2) as printed gives eps = {expected:.1f} here, not {printed}: it has no "
+        "factor T and divides by (1 - alpha), so it is negative and meaningless.  The corrected form "
+        "min_alpha [T*log(sum ...) + log(1/delta)]/(alpha - 1) (Theorem 4.1, Appendix C) gives "
+        f"{corrected}, which reproduces {printed} (row fig3c.eps.p{p})."
+    )
+    return ClaimSpec("002", f"cor41.as_printed.fig3c.p{p}", "Corollary 4.1",
+                     f"eps from the printed formula of Corollary 4.1 at the Fig. 3(c) setting, p = {p}", printed,
+                     "printed", f"formula: Corollary 4.1, §4.2; value: §4.3, Fig. 3(c) p = {p}", atol=0.15,
+                     erratum=Erratum(expected, evidence, rtol=1e-3))  # fmt: skip
+
 
 SPECS: tuple[ClaimSpec, ...] = (
     # ---- Fig. 3 (a)-(c): the end values printed in §4.3 -------------------------------------------------
@@ -96,15 +104,8 @@ SPECS: tuple[ClaimSpec, ...] = (
               "junwan0224/ModelMix, ModelMixPrivacyAccount.m): B = 1500, z = 0.335, 3400 iterations, tau = 0.15eta, "
               "p = 100, c = 20, integer alpha <= 19; Appendix E's T = 3500 gives 8.12"),
     # ---- Corollary 4.1 as printed ----------------------------------------------------------------------------
-    ClaimSpec("002", "cor41.as_printed.fig3c.p25", "Corollary 4.1", "eps of Corollary 4.1 as printed, Fig. 3(c) p=25",
-              5.4, "printed", "formula: Corollary 4.1, §4.2; value: §4.3, Fig. 3(c) p = 25", atol=0.15,
-              erratum=Erratum(-231.38, _COR41_EVIDENCE.format(panel="c", wrong="-231.4", right="5.45", p=25),
-                              rtol=1e-3)),  # fmt: skip
-    ClaimSpec("002", "cor41.as_printed.fig3c.p100", "Corollary 4.1",
-              "eps of Corollary 4.1 as printed, Fig. 3(c) p=100", 4.8, "printed",
-              "formula: Corollary 4.1, §4.2; value: §4.3, Fig. 3(c) p = 100", atol=0.15,
-              erratum=Erratum(-225.04, _COR41_EVIDENCE.format(panel="c", wrong="-225.0", right="4.83", p=100),
-                              rtol=1e-3)),  # fmt: skip
+    _cor41(25, 5.4, -231.38, "5.45"),
+    _cor41(100, 4.8, -225.04, "4.83"),
     # ---- §5.3 private transfer learning -------------------------------------------------------------------
     ClaimSpec("002", "sec5.3.transfer_eps.T1500", "§5.3", "ModelMix eps of the SimCLR transfer run, T = 1500",
               0.64, "printed", "§1.1, §5.3 and Appendix E: '(eps=0.64, delta=1e-5)'", atol=0.005,
