@@ -132,7 +132,6 @@ class Report:
                     format=ext,
                     dpi=150,
                     bbox_inches="tight",
-                    bbox_extra_artists=[footer],
                     pad_inches=0.08,
                     metadata=metadata,
                 )

@@ -11,12 +11,17 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from dpcore.accounting.modelmix import INTEGER_ORDERS, per_step_rdp
 from dpcore.accounting.rdp import rdp_to_epsilon
-from dpcore.validation import check_choice, check_open_unit, check_positive_int
+from dpcore.papers.p002_modelmix.fig3 import FIG3, PANELS
+from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
-__all__ = ["corollary41_epsilon"]
+__all__ = ["corollary41_epsilon", "fig3_printed_vs_corrected", "claim_values", "CLAIM_PANEL"]
+
+#: The panel whose Corollary 4.1 values are claims (Fig. 3(c), the one the text quotes first: 5.4 and 4.8).
+CLAIM_PANEL = "c"
 
 
 def corollary41_epsilon(
@@ -56,3 +61,33 @@ def corollary41_epsilon(
         return rdp_to_epsilon(a, steps * per_step, delta, conversion="mironov")
     log_sum = per_step * (a - 1)  # log Σ_k C(α,k)(1−q)^{α−k} q^k A_k
     return float(np.min((log_sum + math.log(1 / delta)) / (1 - a)))
+
+
+def fig3_printed_vs_corrected(
+    z: float, *, panels: str = "abc", linf_blocks: tuple[int, ...] = (25, 100)
+) -> pd.DataFrame:
+    """Corollary 4.1 as printed and corrected at each Fig. 3 panel in ``panels`` and each p in ``linf_blocks``.
+
+    ``z`` is the panel's calibrated noise multiplier (:func:`dpcore.papers.p002_modelmix.fig3.calibrate`).
+    Columns: ``panel``, ``p``, ``as printed``, ``corrected``, ``key`` (the claim key for
+    :data:`CLAIM_PANEL`, else empty).
+    """
+    z = check_positive("z", z)
+    rows = []
+    for letter in panels:
+        if letter not in PANELS:
+            raise ValueError(f"panels must be letters among {sorted(PANELS)}, got {letter!r}")
+        q, tau = PANELS[letter]
+        for p in linf_blocks:
+            kw = dict(n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z,
+                      clip=FIG3["clip"], tau=tau, delta=FIG3["delta"], linf_blocks=p)  # fmt: skip
+            rows.append({"panel": letter, "p": p, "as printed": corollary41_epsilon(mode="printed", **kw),
+                         "corrected": corollary41_epsilon(mode="corrected", **kw),
+                         "key": f"cor41.as_printed.fig3{letter}.p{p}" if letter == CLAIM_PANEL else ""})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def claim_values(table: pd.DataFrame) -> dict[str, float]:
+    """Claim key -> the printed formula's ε, for the rows of :func:`fig3_printed_vs_corrected` that are claims."""
+    rows = table[table["key"] != ""]
+    return {str(k): float(v) for k, v in zip(rows["key"], rows["as printed"], strict=True)}
