@@ -21,9 +21,17 @@ __all__ = ["CURVES", "panels_figure", "audit_figure", "accelerated_figure"]
 CURVES = ("Noisy MB SGD", "Noisy Local SGD", "MB SGD", "Local SGD")
 
 
-def _legend_below(fig: Figure, axes) -> None:
+def _legend_below(fig: Figure, axes, *, ncols: int = 2) -> None:
+    """One legend below the panels, in the order the series were drawn (never over the data)."""
     handles, names = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 3), frameon=False)
+    order = sorted(range(len(handles)), key=lambda i: _zorder(handles[i]))  # series_style's zorder = draw order
+    fig.legend([handles[i] for i in order], [names[i] for i in order], loc="outside lower center",
+               ncols=min(len(names), ncols), frameon=False)
+
+
+def _zorder(handle) -> float:
+    line = handle.lines[0] if hasattr(handle, "lines") else handle  # an errorbar container: its data line
+    return float(line.get_zorder())
 
 
 def panels_figure(results: Mapping[str, fe.PanelResult], *, ylabel: str, suptitle: str) -> Figure:
@@ -31,7 +39,7 @@ def panels_figure(results: Mapping[str, fe.PanelResult], *, ylabel: str, suptitl
     and the two non-private values as horizontal lines, as in Figs. 4-9."""
     if not results:
         raise ValueError("results must hold at least one panel")
-    fig, axes = plots.new_axes(len(results), width=4.6 * len(results), height=3.6)
+    fig, axes = plots.new_axes(len(results), width=max(4.6 * len(results), 7.5), height=3.8)
     for ax, (title, result) in zip(axes.flat, results.items(), strict=True):
         rounds = result.panel.rounds
         eps = result.private(CURVES[0])["epsilon"].to_numpy(float)
@@ -46,7 +54,7 @@ def panels_figure(results: Mapping[str, fe.PanelResult], *, ylabel: str, suptitl
                 ax.plot(eps, np.full(eps.shape, result.nonprivate(label)), label=f"{label} after {rounds} rounds",
                         **style)
         ax.set(xlabel="ε", ylabel=ylabel, title=title)
-    _legend_below(fig, axes)
+    _legend_below(fig, axes, ncols=2 if len(results) == 1 else 4)
     fig.suptitle(suptitle)
     return fig
 
@@ -73,7 +81,7 @@ def audit_figure(audit: pd.DataFrame) -> Figure:
         ax.plot([0.1, 100], [0.1, 100], color="0.3", linewidth=0.9, label="tight ε = claimed ε")
         ax.set(xscale="log", yscale="log", xlabel="claimed ε (App. I calibration)", title=titles[algorithm])
     axes.flat[0].set_ylabel("tight ε at δ = 1/n²")
-    _legend_below(fig, axes)
+    _legend_below(fig, axes, ncols=3)
     fig.suptitle("Tight ε of App. I's noise (bold: replace-one neighbours, faded dotted: add/remove)")
     return fig
 
