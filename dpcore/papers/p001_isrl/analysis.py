@@ -33,6 +33,9 @@ __all__ = [
     "selected_summary",
     "authors_script_sweep",
     "accelerated_curves",
+    "mnist_claims",
+    "insurance_claims",
+    "obesity_claims",
 ]
 
 MB, LOCAL = "Noisy MB SGD", "Noisy Local SGD"
@@ -184,3 +187,56 @@ def accelerated_curves(
         modal_k = best.groupby("epsilon")["batch_size"].agg(lambda s: s.mode().iloc[0]).reset_index()
         curves[private] = fe.summarize(best, cap=(0.0, 1.0)).merge(modal_k).assign(private=private)
     return curves
+
+
+# --------------------------------------------------------------------------- our value of every claim of a notebook
+
+
+def mnist_claims(results: dict[int, fe.PanelResult], fig4_silos_per_round: Sequence[int]) -> dict[str, tuple]:
+    """``{claim key: (our value, note)}`` for the Fig. 4 panels (M = silos per round) in ``results``."""
+    claims = {}
+    for m in fig4_silos_per_round:
+        r = results[m]
+        levels = f"non-private Local SGD {r.nonprivate('Local SGD'):.4f}, MB SGD {r.nonprivate('MB SGD'):.4f}"
+        claims[f"fig4.M={m}.beats_nonprivate_local_from_eps"] = (beats_nonprivate_local_from(r), levels)
+        claims[f"fig4.M={m}.mb_beats_isrl_local"] = (mb_beats_local_everywhere(r), gains_note(r))
+    return claims
+
+
+def insurance_claims(
+    results: dict[tuple[int, int], fe.PanelResult], fig5_panels: Sequence[Sequence[int]]
+) -> dict[str, tuple]:
+    """``{claim key: (our value, note)}`` for the insurance panels ((N, M) -> result) of Figs. 5, 8, 9."""
+    fig5 = {tuple(p) for p in fig5_panels}
+    claims: dict[str, tuple] = {}
+    for (num_silos, m), r in results.items():
+        tag = f"N={num_silos}.M={m}"
+        claims[f"app_i2.{tag}.naive_gain.eps=1"] = (naive_gain(r, 1.0), "")
+        claims[f"app_i2.{tag}.privacy_cost.eps=3"] = (privacy_cost(r, 3.0), "")
+        if (num_silos, m) in fig5:
+            claims[f"fig5.{tag}.mb_beats_local.eps_le_2"] = (mb_beats_local_everywhere(r, max_epsilon=2.0),
+                                                            gains_note(r))
+            claims[f"fig5.{tag}.ratio_to_local_sgd.eps_ge_2"] = (ratio_to_nonprivate_local(r), "")
+    share = share_below_naive(results.values())
+    claims["app_i2.below_naive.most"] = (share > 0.5, f"share of (panel, ε) below 1: {share:.0%}")
+    extra = [r for key, r in results.items() if key not in fig5]
+    if extra:
+        wins = share_mb_beats_local(extra)
+        claims["figs8_9.mb_beats_local.most"] = (wins > 0.5, f"share of (panel, ε): {wins:.0%}")
+    if (3, 3) in results and local_beats_mb(results[(3, 3)], 3.0) is not None:
+        claims["fig9.N=3.M=3.local_beats_mb.eps=3"] = (local_beats_mb(results[(3, 3)], 3.0),
+                                                        gains_note(results[(3, 3)]))
+    return claims
+
+
+def obesity_claims(results: dict[int, fe.PanelResult], authors: pd.DataFrame) -> dict[str, tuple]:
+    """``{claim key: (our value, note)}`` for the Fig. 6 panels (M -> result); ``authors`` is the concatenation of
+    :func:`authors_script_sweep` curves with a column ``M``."""
+    claims: dict[str, tuple] = {}
+    for m, r in results.items():
+        for row in fe.relative_gain(r).itertuples():
+            claims[f"fig6.M={m}.gain.eps={row.epsilon:g}"] = (float(row.relative_gain), "")
+        script = authors[authors["M"] == m]["gain_vs_isrl_local_sgd"]
+        note = f"per-silo noise: {gains_note(r)}; authors' script noise: " + ", ".join(f"{g:+.1%}" for g in script)
+        claims[f"fig6.M={m}.mb_beats_local.all_eps"] = (mb_beats_local_everywhere(r), note)
+    return claims

@@ -15,7 +15,7 @@ from dpcore.federated import datasets as fd
 from dpcore.papers.p001_isrl import experiments as fe
 from dpcore.validation import check_positive_int
 
-__all__ = ["mnist_panel", "insurance_panel", "obesity_panel", "obesity_grids", "mean_upsilon2"]
+__all__ = ["mnist_panel", "insurance_panel", "obesity_panel", "obesity_grids", "mean_upsilon2", "run_insurance"]
 
 
 def mnist_panel(
@@ -61,3 +61,21 @@ def obesity_panel(
 def mean_upsilon2(trials: fd.FederatedTrials) -> float:
     """Mean over trials of υ*² = (1/N) Σ_i ‖∇F̂_i(w*)‖² at the pooled optimum w* (the heterogeneity of App. I)."""
     return float(np.mean([fd.global_optimum(trials, t)["upsilon2"] for t in range(trials.num_trials)]))
+
+
+def run_insurance(
+    frame, chosen: Sequence[Sequence[int]], *, trials: int, rounds: int, epsilons: Sequence[float], grid_points: int,
+    reps: int, clips: Sequence[float], seed: int = 0,
+) -> tuple[dict[tuple[int, int], fe.PanelResult], dict[int, float]]:
+    """Run the insurance panels ``chosen`` = [(N, M), ...] (Figs. 5, 8, 9) on fresh silos by level of charges.
+
+    Returns ``({(N, M): result}, {N: mean υ*²})``; the silos of N use seed ``seed + N``, the runs
+    ``seed + 1000 N + M``.
+    """
+    results, upsilon2 = {}, {}
+    for num_silos, m in (tuple(p) for p in chosen):
+        federation = fd.insurance_by_charges(frame, num_silos=num_silos, trials=trials, seed=seed + num_silos)
+        panel = insurance_panel(m, rounds=rounds, epsilons=epsilons, grid_points=grid_points, reps=reps, clips=clips)
+        results[(num_silos, m)] = fe.run_panel(federation, panel, seed=seed + 1000 * num_silos + m)
+        upsilon2[num_silos] = mean_upsilon2(federation)
+    return results, upsilon2
