@@ -191,22 +191,28 @@ _INSURANCE = (
 _FIG6_TEXT = ("§6, on Fig. 6: 'our algorithm significantly outperforms ISRL-DP Local SGD by 10−30% across all "
               "privacy levels'")
 _SCRIPT_EVIDENCE = (
-    "Run as the paper describes (each silo adds N(0, σ²) to its mean minibatch gradient), ISRL-DP MB-SGD does not beat "
-    "ISRL-DP Local SGD at every ε (quick run, 2 trials: −5%, −5%, −12% at ε = 0.5, 3, 9); the authors' obesity script "
-    "adds one Gaussian draw at the server instead (silo messages noiseless, not ISRL-DP, about √M/K of the noise), "
-    "and with that noise MB-SGD does win (table fig6_authors_script_noise)."
+    "Run as the paper describes (each silo adds N(0, σ²) to its mean minibatch gradient), the paper profile (3 trials, "
+    "M = 3 and 7, ε ∈ {0.5, 1, 3, 6, 9}) gives gains of −10% … +11%, not 10−30%; the authors' obesity script adds one "
+    "Gaussian draw at the server instead (silo messages noiseless, not ISRL-DP, √M/K = 0.056 (M = 3) of the noise), "
+    "and with that noise the same runs give +7% … +44% (table fig6_authors_script_noise)."
 )
+# (M, ε) -> our gain at the paper profile (3 trials, R = 100, K = 31, per-silo noise), where it misses 10−30%
+_FIG6_GAINS = {
+    (3, 0.5): 0.0120, (3, 1.0): 0.0121, (3, 3.0): 0.0546, (3, 6.0): -0.0782, (3, 9.0): -0.0952,
+    (7, 0.5): -0.0454, (7, 1.0): -0.0761, (7, 3.0): -0.0060, (7, 6.0): 0.0387,
+}
 
 
 def _fig6(m: int) -> tuple[ClaimSpec, ...]:
     art = f"Fig. 6 (M = {m})"
-    gains = tuple(
-        ClaimSpec(_P, f"fig6.M={m}.gain.eps={eps:g}", art,
-                  f"relative test-error reduction (Local − MB)/Local of ISRL-DP MB-SGD vs ISRL-DP Local SGD "
-                  f"at ε = {eps:g}",
-                  0.2, "printed", _FIG6_TEXT + " (10−30% read as 0.2 ± 0.1)", atol=0.1, scale="full")
-        for eps in (0.5, 1.0, 3.0, 6.0, 9.0)
-    )
+    gains = []
+    for eps in (0.5, 1.0, 3.0, 6.0, 9.0):
+        ours = _FIG6_GAINS.get((m, eps))
+        gains.append(ClaimSpec(
+            _P, f"fig6.M={m}.gain.eps={eps:g}", art,
+            f"relative test-error reduction (Local − MB)/Local of ISRL-DP MB-SGD vs ISRL-DP Local SGD at ε = {eps:g}",
+            0.2, "printed", _FIG6_TEXT + " (10−30% read as 0.2 ± 0.1)", atol=0.1, scale="full",
+            erratum=None if ours is None else Erratum(ours, _SCRIPT_EVIDENCE, atol=0.02)))
     beats = ClaimSpec(_P, f"fig6.M={m}.mb_beats_local.all_eps", art,
                       "ISRL-DP MB-SGD's mean test error is below ISRL-DP Local SGD's at every tested ε", True,
                       "derived", _FIG6_TEXT + "; check: means over trials at every tested ε",
