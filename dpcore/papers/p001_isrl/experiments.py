@@ -42,12 +42,10 @@ __all__ = [
     "select",
     "summarize",
     "log_grid",
-    "plot_panel",
     "LABELS",
     "Panel",
     "PanelResult",
     "run_panel",
-    "plot_result",
     "threshold_epsilon",
     "relative_gain",
     "best_of",
@@ -328,22 +326,6 @@ def summarize(selected: pd.DataFrame, *, cap: tuple[float, float] | None = None)
     return pd.DataFrame(rows)
 
 
-def plot_panel(ax, private: dict[str, pd.DataFrame], nonprivate: dict[str, float], *, rounds: int, ylabel: str,
-               title: str) -> None:
-    """One panel in the paper's layout: private curves with error bars against ε, non-private horizontal lines."""
-    colors = {"Noisy MB SGD": "tab:blue", "Noisy Local SGD": "tab:orange", "MB SGD": "tab:green",
-              "Local SGD": "tab:red"}
-    for label, frame in private.items():
-        ax.errorbar(frame["epsilon"], frame["mean"], yerr=frame["halfwidth"], marker="o", capsize=3,
-                    label=f"{label} after {rounds} rounds", color=colors.get(label))
-    for label, value in nonprivate.items():
-        ax.axhline(value, linestyle="--", label=f"{label} after {rounds} rounds", color=colors.get(label))
-    ax.set_xlabel("ε")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-
-
 # --------------------------------------------------------------------------- one figure panel
 
 
@@ -420,18 +402,6 @@ def run_panel(trials: FederatedTrials, panel: Panel, *, seed: int = 0, cap: tupl
         batch = result.batch_sizes
     return PanelResult(panel, pd.concat(selected, ignore_index=True), pd.concat(curves, ignore_index=True), seconds,
                        batch)
-
-
-def plot_result(ax, result: PanelResult, *, ylabel: str, title: str) -> None:
-    """:func:`plot_panel` for a :class:`PanelResult`."""
-    plot_panel(
-        ax,
-        {label: result.private(label) for label in ("Noisy MB SGD", "Noisy Local SGD")},
-        {label: result.nonprivate(label) for label in ("MB SGD", "Local SGD")},
-        rounds=result.panel.rounds,
-        ylabel=ylabel,
-        title=title,
-    )
 
 
 def threshold_epsilon(result: PanelResult, label: str, reference: float) -> float | None:

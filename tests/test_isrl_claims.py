@@ -1,0 +1,229 @@
+"""Paper 001 (Lowy & Razaviyayn, ICLR 2023): claim specifications, the audit of App. I's settings, the functions
+that turn panel results into claim values, and the figures (legends off the data, coinciding lines visible)."""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from dpcore.claims import compute_status  # noqa: E402
+from dpcore.federated import datasets as fd  # noqa: E402
+from dpcore.papers.p001_isrl import analysis, audit, figures, panels  # noqa: E402
+from dpcore.papers.p001_isrl import experiments as fe  # noqa: E402
+from dpcore.papers.p001_isrl.claims import CLAIMS, SPECS  # noqa: E402
+
+torch.set_num_threads(1)
+
+# digit counts of the MNIST training split (LeCun & Cortes); the smallest is 5421 (digit 5)
+MNIST_TRAIN_COUNTS = (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949)
+
+
+def _mnist_like_labels(counts=MNIST_TRAIN_COUNTS) -> np.ndarray:
+    labels = np.concatenate([np.full(c, d) for d, c in enumerate(counts)])
+    return np.random.default_rng(0).permutation(labels)
+
+
+# ----------------------------------------------------------------------------------- specs
+
+
+def test_specs_are_paper_001_with_unique_keys():
+    assert all(s.paper == "001" for s in SPECS)
+    assert len(CLAIMS) == len(SPECS)
+
+
+def test_calibration_specs_are_bool_where_the_noise_holds_and_carry_an_erratum_where_not():
+    calib = [s for s in SPECS if s.key.startswith("calib.")]
+    assert len(calib) == 59  # 6 settings × their MB-SGD and Local SGD ε of the paper profile
+    for spec in calib:
+        if isinstance(spec.value, bool):
+            assert spec.value is True and spec.erratum is None
+        else:
+            assert spec.erratum is not None and spec.erratum.expected > spec.value  # the noise is too small
+
+
+def test_training_magnitudes_are_full_scale_and_orderings_are_bool_rows():
+    for spec in SPECS:
+        if spec.key.startswith(("fig4.", "fig5.", "fig6.", "app_i2.")) and not isinstance(spec.value, bool):
+            assert spec.scale == "full", spec.key
+
+
+def test_known_errata_are_pinned():
+    assert CLAIMS["calib.mnist.mb-sgd.eps=12"].erratum.expected == pytest.approx(13.03, abs=0.01)
+    assert CLAIMS["calib.mnist.mb-sgd.eps=18"].erratum.expected == pytest.approx(23.67, abs=0.01)
+    assert CLAIMS["calib.mnist.local-sgd.eps=3"].erratum.expected == pytest.approx(26.73, abs=0.01)
+    assert CLAIMS["app_i1.n_test.full"].erratum.expected == 2169
+    assert CLAIMS["fig6.M=3.mb_beats_local.all_eps"].erratum.expected is False
+    # Fig. 6 at the paper profile with per-silo noise: −10% … +11%, not 10−30%
+    gains = [CLAIMS[f"fig6.M={m}.gain.eps={e:g}"] for m in (3, 7) for e in (0.5, 1.0, 3.0, 6.0, 9.0)]
+    assert all(-0.1 <= (g.erratum.expected if g.erratum else 0.11) <= 0.11 for g in gains)
+    assert CLAIMS["fig6.M=7.gain.eps=9"].erratum is None  # 0.111 at the paper profile: reproduced
+
+
+# ----------------------------------------------------------------------------------- silo sizes and audit
+
+
+def test_mnist_silo_sizes_reproduce_app_i1_from_the_labels():
+    labels = _mnist_like_labels()
+    assert audit.mnist_silo_sizes(labels, fraction=1 / 7) == (1238, 310)
+    assert audit.mnist_silo_sizes(labels, fraction=1.0) == (8673, 2169)  # the paper prints 2168
+
+
+def test_mnist_silo_sizes_equal_the_partition_with_real_features():
+    counts = (40, 35, 50, 30, 33, 41, 39, 36, 45, 38)
+    labels = _mnist_like_labels(counts)
+    images = np.random.default_rng(1).integers(0, 255, size=(labels.size, 4, 4), dtype=np.uint8)
+    trials = fd.mnist_odd_even(images, labels, trials=1, fraction=0.5, dim=3)
+    assert audit.mnist_silo_sizes(labels, fraction=0.5) == (int(trials.sizes[0, 0]), int(trials.test_sizes[0]) // 25)
+    with pytest.raises(ValueError, match="labels"):
+        audit.mnist_silo_sizes(np.array([]), fraction=0.5)
+
+
+def test_insurance_and_obesity_sizes_come_from_the_partition():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(18, 64, 100), "sex": rng.choice(["f", "m"], 100),
+                          "bmi": rng.normal(30, 5, 100), "children": rng.integers(0, 4, 100),
+                          "smoker": rng.choice(["no", "yes"], 100), "region": rng.choice(["a", "b"], 100),
+                          "charges": rng.gamma(2.0, 5000.0, 100)})
+    # ⌈100/3⌉ = 34 per silo, 80/20: 34 − ⌈6.8⌉ = 27 training records
+    assert audit.insurance_train_size(frame, 3) == 27
+
+
+def test_setting_validates_and_derives_k_and_delta():
+    s = audit.Setting("mnist", 1238, 35, 18.0, (0.75, 12.0))
+    assert s.batch_size == 443 and s.delta == pytest.approx(1 / 1238**2)
+    with pytest.raises(ValueError, match="epsilons"):
+        audit.Setting("mnist", 1238, 35, 18.0, (20.0,))
+    with pytest.raises(ValueError, match="n"):
+        audit.Setting("mnist", 0, 35, 18.0, (1.0,))
+
+
+def test_audit_of_obesity_at_eps_9_matches_the_erratum_and_eps_05_holds():
+    setting = audit.Setting("obesity", 213, 100, 9.0, (0.5, 9.0))
+    audits = audit.audit_settings([setting], [])
+    assert [audit.calibration_key(a) for a in audits] == ["calib.obesity.mb-sgd.eps=0.5", "calib.obesity.mb-sgd.eps=9"]
+    statuses = []
+    for a in audits:
+        spec = CLAIMS[audit.calibration_key(a)]
+        statuses.append(compute_status(spec, audit.calibration_value(spec, a)))
+    assert statuses == ["reproduced", "differs-explained"]
+    frame = audit.audit_frame(audits)
+    assert list(frame["holds"]) == [True, False]
+    with pytest.raises(ValueError, match="spec"):
+        audit.calibration_value(CLAIMS["calib.mnist.mb-sgd.eps=12"], audits[0])
+
+
+def test_noise_ratio_table_is_about_25_in_std():
+    table = audit.noise_ratio_table([audit.Setting("mnist", 1238, 35, 18.0, (12.0,))])
+    assert 20 < table["std_ratio"].iloc[0] < 30
+
+
+def test_one_pass_calibration_is_conservative_and_shuffle_table_is_finite():
+    table = audit.one_pass_table([0.5, 1.0, 3.0, 9.0], [10, 30], n=213)
+    assert (table["exact_epsilon"] <= table["epsilon"]).all()
+    shuffle = audit.shuffle_table([0.1], [10_000])
+    assert np.isfinite(shuffle["round_epsilon"]).all()
+
+
+# ----------------------------------------------------------------------------------- claim values from panels
+
+
+def _result(mb, local, mb_np, local_np, epsilons=(0.5, 1.0, 3.0), m=3) -> fe.PanelResult:
+    rows = []
+    for label, values in (("Noisy MB SGD", mb), ("Noisy Local SGD", local)):
+        rows += [dict(curve=label, epsilon=e, mean=v, halfwidth=0.01) for e, v in zip(epsilons, values, strict=True)]
+    rows += [dict(curve="MB SGD", epsilon=math.inf, mean=mb_np, halfwidth=0.0),
+             dict(curve="Local SGD", epsilon=math.inf, mean=local_np, halfwidth=0.0)]
+    panel = fe.Panel(silos_per_round=m, rounds=5, epsilons=tuple(epsilons), mb_stepsizes=(0.1,),
+                     local_stepsizes=(0.1,), lipschitz=1.0)
+    return fe.PanelResult(panel, pd.DataFrame(), pd.DataFrame(rows), {}, np.full((1, 3), 7))
+
+
+def test_orderings_and_thresholds():
+    r = _result([0.9, 0.6, 0.45], [1.0, 0.7, 0.4], 0.4, 0.5)
+    assert analysis.beats_nonprivate_local_from(r) == 3.0  # 0.6 > 0.5 at ε = 1, 0.45 ≤ 0.5 from ε = 3
+    assert analysis.mb_beats_local_everywhere(r, max_epsilon=2.0)
+    assert not analysis.mb_beats_local_everywhere(r)
+    assert analysis.local_beats_mb(r, 3.0) is True
+    assert analysis.local_beats_mb(r, 2.0) is None
+    never = _result([0.9, 0.8, 0.7], [1.0, 0.9, 0.8], 0.4, 0.5)
+    assert analysis.beats_nonprivate_local_from(never) == math.inf
+    with pytest.raises(ValueError, match="max_epsilon"):
+        analysis.mb_beats_local_everywhere(r, max_epsilon=0.1)
+
+
+def test_magnitudes():
+    r = _result([0.9, 0.6, 0.45], [1.0, 0.7, 0.4], 0.4, 0.5)
+    assert analysis.naive_gain(r, 1.0) == pytest.approx(0.4)
+    assert math.isnan(analysis.naive_gain(r, 2.0))
+    assert analysis.privacy_cost(r, 3.0) == pytest.approx(0.05)
+    assert analysis.ratio_to_nonprivate_local(r, min_epsilon=1.0) == pytest.approx((0.6 + 0.45) / 2 / 0.5)
+    assert analysis.share_below_naive([r, _result([1.2, 1.1, 0.9], [1, 1, 1], 0.4, 0.5)]) == pytest.approx(4 / 6)
+    assert analysis.share_mb_beats_local([r]) == pytest.approx(2 / 3)
+    assert analysis.gains_note(r).startswith("ε=0.5: +10.0%")
+
+
+def test_claim_dictionaries_use_existing_keys():
+    good = _result([0.9, 0.6, 0.45], [1.0, 0.7, 0.4], 0.4, 0.5, epsilons=(0.125, 1.0, 3.0))
+    insurance = analysis.insurance_claims({(10, 5): good, (3, 3): good}, [[10, 5]])
+    assert set(insurance) <= set(CLAIMS)
+    assert insurance["fig5.N=10.M=5.mb_beats_local.eps_le_2"][0] is True
+    assert insurance["fig9.N=3.M=3.local_beats_mb.eps=3"][0] is True
+    assert insurance["figs8_9.mb_beats_local.most"][0] is True
+    mnist = analysis.mnist_claims({12: _result([0.3, 0.125, 0.12], [0.3, 0.25, 0.2], 0.12, 0.13,
+                                               epsilons=(1.5, 12.0, 18.0), m=12)}, [12])
+    assert set(mnist) <= set(CLAIMS) and mnist["fig4.M=12.beats_nonprivate_local_from_eps"][0] == 12.0
+    obesity_result = _result([0.8, 0.7, 0.6], [0.78, 0.72, 0.62], 0.5, 0.45, epsilons=(0.5, 3.0, 9.0))
+    authors = pd.DataFrame({"M": 3, "epsilon": [0.5, 3.0, 9.0], "gain_vs_isrl_local_sgd": [0.2, 0.25, 0.1]})
+    obesity = analysis.obesity_claims({3: obesity_result}, authors)
+    assert set(obesity) <= set(CLAIMS)
+    assert obesity["fig6.M=3.mb_beats_local.all_eps"][0] is False
+    assert "authors' script noise: +20.0%" in obesity["fig6.M=3.mb_beats_local.all_eps"][1]
+
+
+# ----------------------------------------------------------------------------------- panels and figures
+
+
+def test_panel_grids_follow_app_i():
+    mnist = panels.mnist_panel(12, rounds=35, epsilons=[1.5], grid_points=3, reps=1, lipschitz=2.0)
+    assert mnist.mb_stepsizes[-1] == pytest.approx(12.0) and mnist.local_stepsizes[-1] == pytest.approx(math.exp(-1))
+    mb, local = panels.obesity_grids(8)
+    assert len(local) == len(mb) + 4 and local[0] == pytest.approx(math.exp(-12))
+    assert panels.obesity_panel(3, rounds=100, epsilons=[0.5], grid_points=8, reps=1, lipschitz=20.0).output == "last"
+    with pytest.raises(ValueError, match="silos_per_round"):
+        panels.insurance_panel(0, rounds=35, epsilons=[1.0], grid_points=4, reps=1, clips=[100.0])
+
+
+def test_panels_figure_keeps_equal_non_private_lines_distinct_and_the_legend_off_the_axes():
+    r = _result([0.9, 0.6, 0.45], [1.0, 0.7, 0.4], 0.5, 0.5)  # MB SGD and Local SGD at the same level
+    fig = figures.panels_figure({"a": r}, ylabel="error", suptitle="t")
+    ax = fig.axes[0]
+    assert ax.get_legend() is None and len(fig.legends) == 1
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    mb, local = lines["MB SGD after 5 rounds"], lines["Local SGD after 5 rounds"]
+    assert mb.get_linestyle() != local.get_linestyle() and mb.get_marker() != local.get_marker()
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == ["Noisy MB SGD after 5 rounds",
+                                                                      "Noisy Local SGD after 5 rounds"]
+    plt.close(fig)
+
+
+def test_accelerated_and_audit_figures_put_the_legend_below():
+    curve = pd.DataFrame({"epsilon": [0.5, 3.0], "mean": [0.8, 0.7], "halfwidth": [0.01, 0.02]})
+    fig = figures.accelerated_figure({True: curve, False: curve.iloc[:1]}, _result([0.9, 0.6, 0.45], [1, 0.7, 0.4],
+                                                                                  0.4, 0.5), ylabel="e", title="t")
+    assert fig.axes[0].get_legend() is None and len(fig.legends) == 1
+    plt.close(fig)
+    table = audit.audit_frame(audit.audit_settings([audit.Setting("obesity", 213, 100, 9.0, (0.5,))], [0.5]))
+    fig = figures.audit_figure(table)
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    plt.close(fig)
+    with pytest.raises(ValueError, match="results"):
+        figures.panels_figure({}, ylabel="e", suptitle="t")
