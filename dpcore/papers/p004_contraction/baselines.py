@@ -1,5 +1,6 @@
 """Composition baselines for paper 004's Algorithm 1, on the same parameters and (where valid)
-the same replace-one neighbouring relation (note 004 §7, baselines B1–B4).
+the same replace-one neighbouring relation (baselines B1–B4; the paper compares Theorem 2 with
+none, so these are built here: Sec. I and footnote 1 name PABI [16] and the RDP route [18] as related work).
 
 Throughout a = 2L/(√m σ) (replace-one sensitivity of the averaged update over its noise std) and
 z = σ√m/L (noise std of the gradient *sum* over the per-record bound), so a = 2/z; T = n/m.
@@ -57,7 +58,7 @@ __all__ = [
     "baseline_table",
 ]
 
-#: Orders of note 004 §7: {1.05, …, 1.95} ∪ {2, …, 64} ∪ {80, 96, 112, 128, 160, 192, 224, 256}.
+#: RDP orders of the baselines: {1.05, …, 1.95} ∪ {2, …, 64} ∪ {80, 96, 112, 128, 160, 192, 224, 256}.
 BASELINE_ORDERS: tuple[float, ...] = (
     tuple(round(1 + 0.05 * i, 2) for i in range(1, 20))
     + tuple(float(a) for a in range(2, 65))
@@ -136,7 +137,7 @@ def replace_one_poisson_rdp(orders: Sequence[float], *, sample_rate: float, nois
     """RDP of one Poisson-subsampled Gaussian step under replace-one (sensitivity 1 per record):
     D_α(qN(−1, z²) + (1−q)N(0, z²) ‖ qN(1, z²) + (1−q)N(0, z²)) by a Riemann sum (the pair is
     symmetric, so one direction suffices).  Grid: spacing z/100 on ±[(2α_max + 1) + 40z], at most
-    200,001 points (note 004 §7)."""
+    200,001 points."""
     q = check_positive("sample_rate", sample_rate)
     if q > 1:
         raise ValueError(f"sample_rate must be in (0, 1], got {q}")
@@ -357,7 +358,7 @@ def baseline_table(
     deltas: Sequence[float] = (1e-3, 1e-5),
     epsilons: Sequence[float] = (0.5, 1.0, 2.0),
 ) -> list[dict]:
-    """One row per method (note 004 §7's table): ε at each δ (brentq on log δ(ε)) and δ at each ε."""
+    """One row per method: ε at each δ (brentq on log δ(ε)) and δ at each ε."""
     from dpcore.papers.p004_contraction.contraction import epsilon_for_delta, last_iterate_delta
 
     kw = dict(batch_size=batch_size, sigma=sigma, lipschitz=lipschitz)

@@ -2,7 +2,7 @@
 last iterate (paper 004: Asoodeh, Chen, Calmon, Özgür, "Differentially Private Federated Learning:
 An Information-Theoretic Perspective", ISIT 2021).
 
-Notation (note 004 §2–3).  n users, batches of m = qn users (T = n/m rounds, one pass over a
+Notation (Sec. III and Algorithm 1 of the paper).  n users, batches of m = qn users (T = n/m rounds, one pass over a
 *secret* random partition), per-user noise std σ (gradient units), learning rate η, per-user
 Lipschitz bound L, projection radius ρ, replace-one neighbours.
 
@@ -15,7 +15,8 @@ Lipschitz bound L, projection radius ρ, replace-one neighbours.
   θ_ε(diameter/σ) for a Gaussian kernel with bounded inputs.
 * :func:`last_iterate_delta` -- Theorem 2 with constant η, σ (closed form, real exponent n/m as
   plotted in Fig. 2); :func:`last_iterate_delta_schedule` -- the sum form with per-round η_t, σ_t
-  and batch sizes m_t (weights m_t/n; the note's generalisation for ragged batches):
+  and batch sizes m_t (weights m_t/n = Pr(the differing user is in batch t): our generalisation of
+  eq. (15)'s q to ragged batches):
 
       δ = Σ_t (m_t/n) θ_ε(a_t) Π_{j>t} θ_ε(b_j),   a_t = 2L/(√m_t σ_t),   b_j = 2ρ√m_j/(η_j σ_j)
 
@@ -171,7 +172,8 @@ def contraction_ratio(
     *, batch_size: float, eta: float, sigma: float, radius: float = 1.0, lipschitz: float = 1.0, convex: bool = True
 ) -> float:
     """b = diam Ψ(ball(ρ)) / σ̃ with σ̃ = ησ/√m: 2ρ√m/(ησ) for convex smooth losses with η ≤ 2/β
-    (eqs. (16)–(19)), 2(ρ + ηL)√m/(ησ) otherwise (``convex=False``, note 004 §3.4)."""
+    (eqs. (16)–(19)), 2(ρ + ηL)√m/(ησ) otherwise (``convex=False``: the diameter 2(ρ + η_t L) the paper gives after
+    Theorem 2 for losses that are not convex and smooth)."""
     m = check_positive("batch_size", batch_size)
     eta = check_positive("eta", eta)
     sigma = check_positive("sigma", sigma)
@@ -203,7 +205,7 @@ def log_last_iterate_delta(
     """log δ(ε) of Theorem 2 with constant η and σ (closed form, real exponent T = n/m).
 
     ``mode="proof-typo"`` uses the last display of the paper's proof, θ_ε(2L√m/σ) in place of
-    θ_ε(2L/(√m σ)) (erratum 5 of note 004): it reverses Fig. 2's ordering in q.
+    θ_ε(2L/(√m σ)) (a typo; Appendix, proof of Theorem 2): it reverses Fig. 2's ordering in q.
     """
     check_choice("mode", mode, ("theorem", "proof-typo"))
     eps = _check_eps(epsilon)
@@ -369,7 +371,7 @@ def corollary1_delta(
     """δ(ε) of Corollary 1 (η_t = 1/(λt), σ_t = σ, T = n/m integer), eq. (11), sum form.
 
     ``mode="corrected"``: b_j = 2ρλj√m/σ (what η_j = 1/(λj) gives in Theorem 2);
-    ``mode="printed"``: the paper's b_j = 2ρ√(λmj)/σ (erratum 7 of note 004);
+    ``mode="printed"``: the paper's b_j = 2ρ√(λmj)/σ (first line of (11); an erratum);
     ``mode="bound"``: the right-hand side of (11), (m/n)θ(a)(1 − θ(b_T)^{n/m})/(1 − θ(b_T)) with
     b_T = 2ρλn/(√m σ), an upper bound of the corrected sum.
     """
@@ -464,7 +466,8 @@ def corollary3_delta(
 
 def worst_position_delta(epsilon: float | Array, *, batch_size: float, sigma: float, lipschitz: float = 1.0):
     """θ_ε(2L/(√m σ)): Theorem 2 for a user in the *last* batch, i.e. with a public schedule
-    (note 004 §3.6); also exact parallel composition when every iterate is released (baseline B1)."""
+    (eq. (15) without the averaging over the position); also exact parallel composition when every
+    iterate is released (baseline B1)."""
     return theta(epsilon, sensitivity_ratio(batch_size=batch_size, sigma=sigma, lipschitz=lipschitz))
 
 
@@ -490,7 +493,7 @@ def epsilon_for_delta(delta_of_epsilon: Callable[[float], float], delta: float, 
 
 
 # ----------------------------------------------------------------------------------------------
-# An exact one-dimensional instance of Algorithm 1 (note 004 §3.12)
+# An exact one-dimensional instance of Algorithm 1 (a check of Theorem 2; not in the paper)
 # ----------------------------------------------------------------------------------------------
 def _transition(size: int, spacing: float, shift: float, noise: float) -> Array:
     """Transition matrix on a uniform grid of ``size`` points: row i is the law of

@@ -1,7 +1,7 @@
 """Legacy published DP-SGD ε values and the settings that produced them.
 
 Every legacy number below is RDP with the Mironov (2017, Prop. 3) conversion —
-Abadi et al.'s moments accountant included (reference-values §C.2).  The table
+Abadi et al.'s moments accountant included (Abadi et al., CCS 2016, §3.1; Mironov, CSF 2017).  The table
 regenerates each with all four methods of :mod:`dpcore.accounting.dpsgd` (the two GDP columns are
 approximate), so the
 published value sits beside the modern (tighter) ones.
@@ -21,8 +21,9 @@ __all__ = ["LegacySetting", "LEGACY_SETTINGS", "legacy_rows"]
 
 @dataclass(frozen=True)
 class LegacySetting:
-    """One published (σ, q, T, δ) → ε statement."""
+    """One published (σ, q, T, δ) → ε statement; ``key`` is its claim in :mod:`dpcore.papers.reference.claims`."""
 
+    key: str
     source: str
     noise_multiplier: float
     sample_rate: float
@@ -33,12 +34,50 @@ class LegacySetting:
 
 
 LEGACY_SETTINGS: tuple[LegacySetting, ...] = (
-    LegacySetting("Abadi et al. 2016 §3.1 (q=0.01, σ=4, T=10000)", 4.0, 0.01, 10_000, 1e-5, 1.26, 2),
-    LegacySetting("TF Privacy README (B=256, σ=1.12, 60 epochs)", 1.12, 256 / 60_000, 14_063, 1e-5, 2.92, 2),
-    LegacySetting("TF Privacy Keras notebook (B=250, σ=1.3, 15 epochs)", 1.3, 250 / 60_000, 3_600, 1e-5, 1.18, 2),
-    LegacySetting("Opacus MNIST README (B=240, σ=1.3, 15 epochs)", 1.3, 240 / 60_000, 3_750, 1e-5, 1.16, 2),
-    LegacySetting("Opacus MNIST README (B=240, σ=1.1, 60 epochs)", 1.1, 240 / 60_000, 15_000, 1e-5, 2.91, 2),
-    LegacySetting("Opacus MNIST README (B=240, σ=0.7, 45 epochs)", 0.7, 240 / 60_000, 11_250, 1e-5, 6.86, 2),
+    LegacySetting("abadi2016.eps", "Abadi et al. 2016 §3.1 (q=0.01, σ=4, T=10000)", 4.0, 0.01, 10_000, 1e-5, 1.26, 2),
+    LegacySetting(
+        "tfp.readme.eps", "TF Privacy README (B=256, σ=1.12, 60 epochs)", 1.12, 256 / 60_000, 14_063, 1e-5, 2.92, 2
+    ),
+    LegacySetting(
+        "tfp.keras_notebook.eps",
+        "TF Privacy Keras notebook (B=250, σ=1.3, 15 epochs)",
+        1.3,
+        250 / 60_000,
+        3_600,
+        1e-5,
+        1.18,
+        2,
+    ),
+    LegacySetting(
+        "opacus.mnist.sigma1.3",
+        "Opacus MNIST README (B=240, σ=1.3, 15 epochs)",
+        1.3,
+        240 / 60_000,
+        3_750,
+        1e-5,
+        1.16,
+        2,
+    ),
+    LegacySetting(
+        "opacus.mnist.sigma1.1",
+        "Opacus MNIST README (B=240, σ=1.1, 60 epochs)",
+        1.1,
+        240 / 60_000,
+        15_000,
+        1e-5,
+        2.91,
+        2,
+    ),
+    LegacySetting(
+        "opacus.mnist.sigma0.7",
+        "Opacus MNIST README (B=240, σ=0.7, 45 epochs)",
+        0.7,
+        240 / 60_000,
+        11_250,
+        1e-5,
+        6.86,
+        2,
+    ),
 )
 
 
@@ -49,6 +88,7 @@ def legacy_rows(settings: tuple[LegacySetting, ...] = LEGACY_SETTINGS) -> list[d
         kw = dict(sample_rate=s.sample_rate, steps=s.steps, delta=s.delta)
         rows.append(
             {
+                "key": s.key,
                 "source": s.source,
                 "sigma": s.noise_multiplier,
                 "q": s.sample_rate,

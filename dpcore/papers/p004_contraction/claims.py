@@ -1,0 +1,135 @@
+"""Claim specifications of paper 004: Asoodeh, Chen, Calmon, Özgür, "Differentially Private Federated
+Learning: An Information-Theoretic Perspective", ISIT 2021.
+
+The paper prints no numbers: Fig. 2 is a plot of Theorem 2 whose image is not in the text, and the
+text states its claims in words.  The δ values below are therefore ``derived`` (Theorem 2 read off
+at the Fig. 2 parameters of the caption), and the qualitative statements are bool rows with the
+check in ``location``.  Errata: the last display of the proof of Theorem 2 and Corollary 1's b_j.
+"""
+
+from __future__ import annotations
+
+from dpcore.claims import ClaimSpec, Erratum, specs_by_key
+
+__all__ = ["SPECS", "CLAIMS"]
+
+_FIG2 = "η = 0.5, L = 1, ρ = 1, σ = 1.5, n = 100 (Fig. 2 caption)"
+
+SPECS: tuple[ClaimSpec, ...] = (
+    ClaimSpec(
+        "004",
+        "lemma1.gaussian_hockey_stick",
+        "Lemma 1, eq. (6)",
+        "θ_ε(r) is the E_ε divergence of two Gaussians at normalised distance r",
+        True,
+        "printed",
+        "Lemma 1, eq. (6), Sec. II-B; check: θ_ε(2L/(√m σ)) at ε = 0.5, 1, 2 (m = 10, σ = 1.5) equals the δ of "
+        "one Gaussian mechanism by dp_accounting's PLD accountant (REPLACE_ONE, sensitivity 2L) within rel 1e-6",
+    ),
+    ClaimSpec(
+        "004",
+        "fig2.decreasing_in_q",
+        "Fig. 2 (text)",
+        "δ(ε) decreases with q at every ε (more users per round, more privacy)",
+        True,
+        "printed",
+        "Sec. III-B, paragraph after Theorem 2: 'the more users are involved in each iteration, the higher the "
+        f"privacy guarantee is'; check: Theorem 2's δ(ε) strictly ordered q=0.3 < 0.2 < 0.1 on the ε grid, {_FIG2}",
+    ),
+    ClaimSpec(
+        "004",
+        "fig2.delta_eps1.q0.1",
+        "Fig. 2",
+        "δ at ε = 1, q = 0.1 (m = 10, T = 10)",
+        2.0211e-3,
+        "derived",
+        f"Fig. 2 prints no numbers: Theorem 2's closed form read off at ε = 1, {_FIG2}",
+        rtol=1e-4,
+    ),
+    ClaimSpec(
+        "004",
+        "fig2.delta_eps1.q0.2",
+        "Fig. 2",
+        "δ at ε = 1, q = 0.2 (m = 20, T = 5)",
+        5.0375e-5,
+        "derived",
+        f"Fig. 2 prints no numbers: Theorem 2's closed form read off at ε = 1, {_FIG2}",
+        rtol=1e-4,
+    ),
+    ClaimSpec(
+        "004",
+        "fig2.delta_eps1.q0.3",
+        "Fig. 2",
+        "δ at ε = 1, q = 0.3 (m = 30, T = n/m = 10/3)",
+        1.7561e-6,
+        "derived",
+        f"Fig. 2 prints no numbers: Theorem 2's closed form (real exponent n/m) read off at ε = 1, {_FIG2}",
+        rtol=1e-4,
+    ),
+    ClaimSpec(
+        "004",
+        "thm2.below_parallel_composition",
+        "Corollary 1 (remark after (11))",
+        "Theorem 2's δ never exceeds θ_ε(2L/(√m σ))",
+        True,
+        "printed",
+        "Sec. IV-A after (11): 'a straightforward upper bound on (11) is θ_ε(2L/(√m σ))'; check: Theorem 2 ≤ "
+        f"θ_ε(a) on the Fig. 2 ε grid for q = 0.1, 0.2, 0.3, {_FIG2}",
+    ),
+    ClaimSpec(
+        "004",
+        "thm2.bounds_exact_instance",
+        "Theorem 2",
+        "Theorem 2's δ(ε) bounds an exact instance of Algorithm 1",
+        True,
+        "printed",
+        "Theorem 2 (Sec. III-B): Algorithm 1 is (ε, δ)-DP; check: the exact δ(ε) of the 1-D instance "
+        "ℓ(w, x) = L·x·w (2001-point grid, secret position) lies at or below the bound for ε in [0, 1], "
+        "ρ = 1 and 0.1, m = 10, other parameters of Fig. 2",
+    ),
+    ClaimSpec(
+        "004",
+        "thm2.proof_last_display.ordering",
+        "Theorem 2 proof (Appendix), last display",
+        "ordering of δ(0) in q with the display's θ_ε(2L√m/σ) evaluated as printed",
+        "q=0.3 < q=0.2 < q=0.1",
+        "derived",
+        "the display claims to equal Theorem 2's closed form, whose ordering in q Sec. III-B states; evaluated "
+        f"at ε = 0, {_FIG2}",
+        erratum=Erratum(
+            "q=0.1 < q=0.2 < q=0.3",
+            "The proof's last display has θ_ε(2L√m/σ) where the statement and eq. (24) have θ_ε(2L/(√m σ)); "
+            "taken as printed it gives δ(0) = 0.965 / 0.997 / 0.9997 for q = 0.1 / 0.2 / 0.3, the reverse of the "
+            "stated ordering, so the statement's form is the correct one.",
+        ),
+    ),
+    ClaimSpec(
+        "004",
+        "cor1.b_j.j3",
+        "Corollary 1, eq. (11)",
+        "contraction argument b_j of round j = 3 for η_j = 1/(λj) (λ = 0.05, ρ = 0.05, m = 10, σ = 1.5)",
+        0.0816497,
+        "derived",
+        "the printed b_j = 2ρ√(λmj)/σ in the first line of (11), evaluated at j = 3, λ = 0.05, ρ = 0.05, m = 10, "
+        "σ = 1.5",
+        rtol=1e-5,
+        erratum=Erratum(
+            0.0316228,
+            "Theorem 2's b_j = 2ρ√m/(η_j σ) with η_j = 1/(λj) is 2ρλj√m/σ (0.0316 here), not the printed "
+            "2ρ√(λmj)/σ; the right-hand side of (11) uses the correct b_T, so (11) still holds.",
+            rtol=1e-5,
+        ),
+    ),
+    ClaimSpec(
+        "004",
+        "footnote1.rdp_weaker",
+        "Footnote 1",
+        "converting RDP to (ε, δ) gives a weaker guarantee than computing (ε, δ) directly",
+        True,
+        "printed",
+        "Footnote 1, Sec. I; check: ε at δ = 1e-5 of parallel composition through Gaussian RDP and the improved "
+        f"RDP→DP conversion (B2) exceeds the exact θ_ε route (B1) for q = 0.1, 0.2, 0.3, {_FIG2}",
+    ),
+)
+
+CLAIMS = specs_by_key(SPECS)
