@@ -47,7 +47,9 @@ SPECS: tuple[ClaimSpec, ...] = (
     ),
     ClaimSpec(
         "003", "table1.row4.contains", "Table 1 row 4", "h within the printed range (general clipping, shuffling)",
-        True, "printed", f"Table 1 row 4 (§1): h ∈ ≈[G_{{√(gE)/σ}}, G_0] (Lemma F.3). {_CONTAIN}",
+        True, "printed",
+        f"Table 1 row 4 (§1): h ∈ ≈[G_{{√(gE)/σ}}, G_0] (Lemma F.3; over E epochs we use the additive term "
+        f"l_E = 1 − (1 − g²ms/(N−g))^E). {_CONTAIN}",
     ),
     ClaimSpec(
         "003", "table1.row5.contains", "Table 1 row 5", "h within the printed range (batch clipping, shuffling)",
