@@ -157,3 +157,24 @@ def test_tradeoff_panels_zoom_the_a0_rows(panels):
 def test_tradeoff_panels_reject_unknown_curve_names():
     with pytest.raises(ValueError, match="curve names"):
         figs.tradeoff_panels({(1, 3, 1): {"mystery": fdp.Gaussian(1.0)}}, res.PANEL_ALPHA)
+
+
+def test_report_figure_keeps_the_suptitle(tmp_path):
+    """report.figure crops tightly; the figure title of the per-row panels must stay in the saved image."""
+    from PIL import Image
+
+    from dpcore import plots
+    from dpcore.report import Report
+
+    report = Report("003", "t", figures_dir=tmp_path)
+    darkest = {}
+    for title in ("", "Trade-off bounds"):
+        fig, axes = plots.new_axes(1, 1, width=6.0, height=3.0)
+        axes[0, 0].plot([0, 1], [1, 0])
+        if title:
+            fig.suptitle(title)
+        png = np.asarray(Image.open(report.figure(fig, f"t{len(title)}")["png"]).convert("L"), dtype=float)
+        top_middle = png[:20, int(0.4 * png.shape[1]): int(0.6 * png.shape[1])]
+        darkest[title] = top_middle.min()
+        matplotlib.pyplot.close(fig)
+    assert darkest[""] > 150 and darkest["Trade-off bounds"] < 100  # the title's dark glyphs are at the top
