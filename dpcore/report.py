@@ -132,6 +132,7 @@ class Report:
                     format=ext,
                     dpi=150,
                     bbox_inches="tight",
+                    bbox_extra_artists=[*fig.get_default_bbox_extra_artists(), footer],
                     pad_inches=0.08,
                     metadata=metadata,
                 )

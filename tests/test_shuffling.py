@@ -1,6 +1,7 @@
 """Paper 003 (shuffling + batch clipping): Tables 1–2, the exact A_1 mixture, A_0, and the two proof defects.
 
-Golden numbers are note 003's reproduced values (§3.9–3.14).
+Golden numbers were computed independently (exact binomial / inclusion–exclusion / brute-force sums) when the
+paper's formulas were first implemented; the paper itself prints formulas only.
 """
 
 import itertools
@@ -76,7 +77,7 @@ def test_shuffle_collision_true_law_matches_monte_carlo_and_paper_does_not():
     paper = sh.shuffle_collision_pmf(600, 64, 2, method="paper")
     mc = sh.shuffle_collision_monte_carlo(600, 64, 2, draws=20_000, seed=3)
     assert np.max(np.abs(mc - true)) < 0.01
-    assert np.max(np.abs(mc - paper)) > 0.08  # erratum P2
+    assert np.max(np.abs(mc - paper)) > 0.08  # erratum: App. F.3 collision law
 
 
 @pytest.mark.parametrize(
@@ -226,7 +227,7 @@ def test_thinning_gives_sqrt2_not_2():
     assert sh.thinned_shuffle_mixture(sigma=SIGMA, E=10).epsilon(1e-5) == pytest.approx(5.836, abs=1e-3)
 
 
-# --------------------------------------------------------------------------- errata P1 / P2 and containment
+# ---------------------------------------------------------------- errata (App. E.2, App. F.3) and containment
 @pytest.mark.parametrize(
     ("N", "batch", "E", "below", "above"),
     [
@@ -251,7 +252,7 @@ def test_hoeffding_correct_bound_and_quantile():
 
 
 def test_claimed_lower_bound_is_violated_by_exact_tradeoff():
-    """Documented failure (P1): Table 1 row 2's lower bound is below the exact A_1 trade-off somewhere."""
+    """Documented failure (App. E.2 Hoeffding step): Table 1 row 2's lower bound is above the exact A_1 curve."""
     exact = sh.mixture_tradeoff("fixed", sigma=SIGMA, E=E100, N=60_000, m=256, round_count="paper")
     bound = sh.tradeoff_bounds(1, 2, sigma=SIGMA, E=E100, form="lemma")
     assert exact.epsilon(1e-5) == pytest.approx(35.020, abs=1e-3)
@@ -266,7 +267,7 @@ def test_containment_where_the_paper_is_right():
     by = {(r["table"], r["row"], r["g"]): r for r in rows}
     for key in [(1, 3, 1), (1, 4, 1), (1, 4, 2), (1, 5, 1), (1, 5, 2), (1, 6, 1), (1, 6, 2), (2, 3, 1), (2, 3, 2)]:
         assert by[key]["lower_violations"] == 0 and by[key]["upper_violations"] == 0, key
-    assert by[(1, 2, 1)]["lower_violations"] > 0  # P1
+    assert by[(1, 2, 1)]["lower_violations"] > 0  # App. E.2 Hoeffding step
     assert all(r["upper_violations"] == 0 for r in rows)
 
 

@@ -249,7 +249,7 @@ def tradeoff_bounds(
     ``form="table"``: the Gaussian approximations exactly as printed (μ from σ, E, g; q for row 1);
     ``form="lemma"``: the precise statements with their additive terms -- Lemma E.5 (row 1, with
     q = (N/s)q_1), Lemma E.2/E.3 (row 2, l = u = e^{−E}), Lemma F.3 (row 4, with the multi-epoch
-    l_E = 1 − (1 − g²ms/(N−g))^E [analysis] in place of the per-epoch tensor power), Lemma F.4 (row 6,
+    l_E = 1 − (1 − g²ms/(N−g))^E (our multi-epoch extension) in place of the per-epoch tensor power), Lemma F.4 (row 6,
     u_E = 1 − (1 − u)^E with u = g²/(N/s − g − g²)) and Lemma E.4 (Table 2 row 3, β = e^{N/(N−g−m)} + γ,
     l = e^{−γgE}).  Table 2 rows 1–2 (A_0) use ``a0_method``: the CLT (a Gaussian) or dp_accounting's
     PLD (a curve, Poisson / add-remove comparator).
@@ -289,7 +289,8 @@ def tradeoff_bounds(
         if form == "table":
             x = g * E
             mu_l, mu_u = _hoeffding_mus(x, sigma)
-            return out(fdp.Gaussian(mu_l), fdp.Gaussian(mu_u), math.exp(-x), note="as printed (proof flawed, P1)")
+            return out(fdp.Gaussian(mu_l), fdp.Gaussian(mu_u), math.exp(-x),
+                       note="as printed (App. E.2 Hoeffding step flawed)")
         if row == 1:
             q = batch_clipping_q(N, s, g)[1]
         else:
@@ -298,7 +299,7 @@ def tradeoff_bounds(
         mu_l, mu_u = _hoeffding_mus(x, sigma)
         tail = math.exp(-x)
         return out(lower_bound_function(mu_l, tail), upper_bound_function(mu_u, tail), tail,
-                   note=f"Lemma E.{5 if row == 1 else 2} with q={q:.6g}; Hoeffding step flawed (P1)")
+                   note=f"Lemma E.{5 if row == 1 else 2} with q={q:.6g}; Hoeffding step of App. E.2 flawed")
     if table == 1 and row == 3:
         if g != 1:
             raise ValueError(f"table 1 row 3 is for g = 1, got g={g}")
@@ -311,7 +312,7 @@ def tradeoff_bounds(
         l1 = g * g * m * s / (N - g) if N > g else math.inf
         lE = 1.0 - (1.0 - l1) ** E if l1 < 1 else 1.0
         return out(lower_bound_function(mu, lE), G0, lE, valid=lE < 1,
-                   note=f"per-epoch l = g²ms/(N−g) = {l1:.4g}; E-epoch l_E = {lE:.4g} [analysis]")
+                   note=f"per-epoch l = g²ms/(N−g) = {l1:.4g}; E-epoch l_E = {lE:.4g} (our multi-epoch extension)")
     if table == 1 and row == 5:
         if m != 1:
             raise ValueError(f"table 1 row 5 is batch clipping (m = 1), got m={m}")
@@ -329,12 +330,13 @@ def tradeoff_bounds(
         u1 = g * g / den if den != 0 else math.inf
         if not (den > 0 and 0 <= u1 < 1):
             return out(fdp.Gaussian(mu), G0, u1, valid=False,
-                       note=f"u = g²/(N/s − g − g²) = {u1:.4g} is meaningless (needs N/s > g + g², P3)")
+                       note=f"u = g²/(N/s − g − g²) = {u1:.4g} is meaningless (Lemma F.4 needs N/s > g + g²)")
         uE = 1.0 - (1.0 - u1) ** E
         if uE >= 1.0 - 1e-12:
-            return out(fdp.Gaussian(mu), G0, uE, valid=False, note=f"u_E = 1 − (1 − u)^E = {uE:.4g}: vacuous (P3)")
+            return out(fdp.Gaussian(mu), G0, uE, valid=False,
+                       note=f"u_E = 1 − (1 − u)^E = {uE:.4g}: vacuous (Lemma F.4)")
         return out(fdp.Gaussian(mu), upper_bound_function(mu, uE), uE,
-                   note=f"per-epoch u = {u1:.4g}; E-epoch u_E = {uE:.4g} [analysis]")
+                   note=f"per-epoch u = {u1:.4g}; E-epoch u_E = {uE:.4g} (our multi-epoch extension)")
     if table == 2 and row in (1, 2):
         if row == 1 and g != 1:
             raise ValueError(f"table 2 row 1 is for g = 1, got g={g}")
@@ -413,7 +415,7 @@ def a0_tradeoff(*, sigma: float, N: int, batch: int, E: int, method: str = "clt-
     if method.startswith("clt"):
         return fdp.Gaussian(fdp.clt_mu(sigma, p, E * N / batch, method.split("-")[1]))
     pld = _a0_pld(sigma, p, E * N // batch, grid)
-    eps = np.concatenate([np.linspace(0.0, 2.0, 81), np.geomspace(2.05, 60.0, 120)])
+    eps = np.concatenate([np.linspace(0.0, 0.5, 201), np.linspace(0.51, 2.0, 150), np.geomspace(2.05, 60.0, 120)])
     deltas = np.array([pld.get_delta_for_epsilon(float(e)) for e in eps])
     return fdp.Curve(fdp.tradeoff_from_delta_curve(eps, deltas), label=f"A_0 PLD (p={p:.4g})", symmetric=False)
 
@@ -442,7 +444,7 @@ def a0_epsilon(
 
 # --------------------------------------------------------------------------- errata
 def hoeffding_check(N: int, batch: int, E: int) -> dict:
-    """Erratum P1: the tails of Lemmas E.2/E.3 (g = 1, subsampling) against the paper's claimed e^{−E}.
+    """Erratum (App. E.2 Hoeffding step): the tails of Lemmas E.2/E.3 (g = 1, subsampling) vs the claimed e^{−E}.
 
     c_1 ~ Binomial(n, p) with n = (N/|S_b|)·E rounds (the paper's count, rounded) and p = |S_b|/N.  The paper
     claims Pr[c_1 < (c^U)²] ≤ e^{−E} and Pr[c_1 > (c^L)²] ≤ e^{−E} for (c^{U/L})² = (1 ∓ 1/sqrt(2E))E;
@@ -491,7 +493,8 @@ def clt_h_series(sigma: float, *, which: str = "paper") -> float:
 
 
 def group_crossover(N: int, batch: int, sigma: float) -> float:
-    """[analysis] Group size beyond which the A_0 group bound g·sqrt(E|S_b|/N)·h(σ) exceeds A_1's
+    """Our comparison (not in the paper): group size beyond which the A_0 group bound g·sqrt(E|S_b|/N)·h(σ)
+    exceeds A_1's
     BC+SH sqrt(gE)/σ: g* = N / (|S_b| σ² h(σ)²) (different mechanisms; App. G's comparison)."""
     N = check_positive_int("N", N)
     batch = check_positive_int("batch", batch)

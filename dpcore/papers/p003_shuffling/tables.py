@@ -1,7 +1,8 @@
 """Paper 003: Tables 1–2 evaluated at the Appendix H settings, and the comparison tables of the notebook.
 
 Appendix H trains with σ = 2, E = 100, |S_b| = ms ∈ {64, 128, 256, 512, 1024} (the paper's "1028" read as
-1024, note A3), MC with s = 64, on MNIST (N = 60000) and CIFAR-10 (N = 50000).  Every function returns a list
+1024: MC with s = 64 has |S_b| = 64·m and 1028 is no multiple of 64), MC with s = 64, on MNIST
+(N = 60000) and CIFAR-10 (N = 50000).  Every function returns a list
 of row dicts (one DataFrame each in the notebook).
 """
 
@@ -165,12 +166,12 @@ def group_rows(*, sigma: float, E: int, N: int, batch: int, groups, delta: float
 
 
 def hoeffding_rows(settings=((60_000, 64, 100), (60_000, 256, 100), (50_000, 1024, 100), (60_000, 64, 10))):
-    """Erratum P1 in numbers: true binomial tails vs the claimed e^{−E} (see :func:`shuffling.hoeffding_check`)."""
+    """Erratum (App. E.2 Hoeffding step): true binomial tails vs the claimed e^{−E} (:func:`bounds.hoeffding_check`)."""
     return [sh.hoeffding_check(N, b, E) for N, b, E in settings]
 
 
 def collision_rows(settings=((600, 64, 2), (6_400, 64, 3), (59_392, 1024, 3)), *, draws: int = 50_000, seed: int = 0):
-    """Erratum P2: App. F.3's q_j against the uniform-shuffle law and Monte Carlo (index j = 1..g)."""
+    """Erratum (App. F.3 collision law): the paper's q_j, the uniform-shuffle law and Monte Carlo (j = 1..g)."""
     rows = []
     for N, s, g in settings:
         paper = sh.shuffle_collision_pmf(N, s, g, method="paper")
