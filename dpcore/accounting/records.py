@@ -104,6 +104,11 @@ def choose_accountant(
         return AccountantChoice(
             "none", "-", math.inf, 0.0, "non-private run (no clipping or σ = 0): ε = ∞", method or "", True
         )
+    if rec.sampling == "replacement":
+        raise ValueError(
+            "sampling='replacement' (batches of independent draws with replacement) has no accountant here: "
+            "a record can be drawn several times in one batch; account for it with a with-replacement analysis"
+        )
     clip = rec.clip_norm
     scheduled = not isinstance(rec.batch_size, int)
     mm = rec.modelmix
