@@ -149,7 +149,8 @@ def choose_accountant(
             "add/remove",
             sens,
             sigma,
-            f"Poisson-subsampled Gaussian (Abadi et al. 2016), {what}"
+            ("APPROXIMATE (GDP central limit theorem): " if m in APPROXIMATE else "")
+            + f"Poisson-subsampled Gaussian (Abadi et al. 2016), {what}"
             + ("; post-processing bound for ModelMix" if mm is not None else ""),
             m,
             m not in APPROXIMATE,
