@@ -44,7 +44,7 @@ def _eps(f, delta: float) -> float:
 
 
 def exact_mixture(table: int, row: int, *, sigma: float, E: int, N: int, batch: int, g: int):
-    """The exact A_1 mixture of the row's mechanism where :func:`shuffling.mixture_tradeoff` covers it."""
+    """The exact A_1 mixture of the row's mechanism where :func:`bounds.mixture_tradeoff` covers it."""
     if table == 2 and row in (1, 2):
         return None
     mech = row_mechanism(table, row, batch)
@@ -165,7 +165,7 @@ def group_rows(*, sigma: float, E: int, N: int, batch: int, groups, delta: float
 
 
 def hoeffding_rows(settings=((60_000, 64, 100), (60_000, 256, 100), (50_000, 1024, 100), (60_000, 64, 10))):
-    """Erratum P1 in numbers: true binomial tails vs the claimed e^{−E} (see :func:`shuffling.hoeffding_check`)."""
+    """Erratum P1 in numbers: true binomial tails vs the claimed e^{−E} (see :func:`bounds.hoeffding_check`)."""
     return [sh.hoeffding_check(N, b, E) for N, b, E in settings]
 
 
