@@ -120,6 +120,8 @@ def test_legacy_rows_reproduce_published_numbers():
 def test_epsilon_curve_shape():
     out = epsilon_curve(1.0, sample_rate=0.01, steps=[10, 100], delta=1e-5, variants=[("rdp", "poisson")])
     assert out["steps"] == [10, 100] and out["rdp/poisson"][0] < out["rdp/poisson"][1]
+    labelled = epsilon_curve(1.0, sample_rate=0.01, steps=[10], delta=1e-5, variants=[("gdp", "poisson")])
+    assert list(labelled) == ["steps", "gdp/poisson (approximate)"]
 
 
 @pytest.mark.parametrize("method", ["pld", "rdp", "rdp-mironov", "gdp"])

@@ -291,3 +291,32 @@ def test_pool_validates_shapes():
         SiloPool(np.zeros((4, 10, 2)), np.zeros((4, 10)), [4], SquaredLoss())
     with pytest.raises(ValueError, match="sizes"):
         SiloPool(np.zeros((1, 2, 3, 2)), np.zeros((1, 2, 3)), [[4, 3]], SquaredLoss())
+
+
+# --------------------------------------------------------------------------- run records
+def test_algorithms_return_one_run_record_per_configuration_and_silo():
+    from dpcore.accounting.gaussian import epsilon_from_mu
+    from dpcore.accounting.records import epsilon_for_record
+    from dpcore.accounting.run_record import RunRecord
+
+    x, y = _constant_silos(n=40)
+    pool = SiloPool(x, y, np.full((1, 3), 40), SquaredLoss(), dtype=torch.float64)
+    common = dict(silos_per_round=3, stepsize=[0.1, 0.2], trial_of_stream=[0], noise_std=[0.5, 1.0])
+    w, recs = alg.mb_sgd(pool, rounds=5, batch_size=4, lipschitz=2.0, return_records=True, data="toy", **common)
+    assert w.shape[1] == 2 and set(recs) == {(c, i) for c in range(2) for i in range(3)}
+    rec = recs[(1, 0)]
+    assert isinstance(rec, RunRecord) and rec.sampling == "replacement" and rec.data == "toy"
+    assert (rec.dataset_size, rec.batch_size, rec.steps, rec.clip_norm) == (40, 4, 5, 2.0)
+    assert rec.noise_std == pytest.approx(4 * 1.0)  # K·σ on the sum
+    with pytest.raises(ValueError, match="replacement"):
+        epsilon_for_record(rec, 1e-5)
+    # Local SGD: K single-record uniform draws per round, accounted as fixed-size batches of 1
+    _, local = alg.local_sgd(pool, rounds=3, local_steps=2, clip=1.0, return_records=True, **common)
+    assert (local[(0, 2)].sampling, local[(0, 2)].batch_size, local[(0, 2)].steps) == ("fixed", 1, 6)
+    assert math.isfinite(epsilon_for_record(local[(0, 2)], 1e-5))
+    # one pass: one shuffled epoch, a Gaussian of sensitivity 2L/K on the mean: G_{2L/(Kσ)}
+    _, one = alg.accelerated_mb_sgd(pool, batch_size=8, lipschitz=2.0, return_records=True, **common)
+    assert one[(1, 1)].sampling == "shuffle" and one[(1, 1)].steps == 5
+    assert epsilon_for_record(one[(1, 1)], 1e-5) == pytest.approx(epsilon_from_mu(2 * 2.0 / (8 * 1.0), 1e-5))
+    with pytest.raises(ValueError, match="lipschitz"):
+        alg.mb_sgd(pool, rounds=2, batch_size=4, return_records=True, **common)

@@ -303,7 +303,7 @@ GOOD = dict(n=1000, batch_size=50, steps=10, noise_multiplier=1.0, clip=1.0, tau
         ("n", 10.5),
         ("batch_size", -1),
         ("batch_size", 2000),
-        ("steps", 0),
+        ("steps", -1),
         ("noise_multiplier", 0.0),
         ("clip", -1.0),
         ("tau", -0.1),

@@ -12,6 +12,7 @@ from dpcore.training import (
     InverseTimeDecay,
     ModelMixConfig,
     MultiStepLR,
+    NonFiniteError,
     TrainConfig,
     Trainer,
     make_classification_eval,
@@ -275,3 +276,71 @@ def test_softmax_regression_learns():
                 clip_norm=1.0, noise_multiplier=0.5, lr=0.5, device="cpu"),
                 eval_fn=make_classification_eval(xt, yt))  # fmt: skip
     assert res.history[-1]["test_accuracy"] > 0.8
+
+
+# --------------------------------------------------------------------------- what the trainer refuses
+def _private_cfg(**kw):
+    base = dict(sampling="poisson", batch_size=16, steps=3, clip_norm=1.0, noise_multiplier=1.0, lr=0.1, device="cpu")
+    return TrainConfig(**(base | kw))
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [nn.BatchNorm1d(8), nn.BatchNorm1d(8, track_running_stats=False), nn.InstanceNorm1d(8, track_running_stats=True)],
+)
+def test_private_runs_refuse_modules_that_mix_samples(layer):
+    model = nn.Sequential(nn.Linear(6, 8), layer, nn.ReLU(), nn.Linear(8, 3)).double()
+    with pytest.raises(ValueError, match=r"'1'.*GroupNorm"):
+        Trainer(model, _blobs(), _private_cfg())
+    # a non-private run may use them
+    Trainer(model, _blobs(), _private_cfg(clipping="none", noise_multiplier=0.0))
+    # GroupNorm is per-example: accepted
+    ok = nn.Sequential(nn.Linear(6, 8), nn.GroupNorm(2, 8), nn.ReLU(), nn.Linear(8, 3)).double()
+    Trainer(ok, _blobs(), _private_cfg()).run()
+
+
+def test_model_without_trainable_parameters_is_refused():
+    model = _mlp()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    with pytest.raises(ValueError, match="no trainable parameters"):
+        Trainer(model, _blobs(), _private_cfg())
+    with pytest.raises(ValueError, match="no trainable parameters"):
+        Trainer(nn.ReLU(), _blobs(), _private_cfg(clipping="none", noise_multiplier=0.0))
+
+
+@pytest.mark.parametrize("private", [True, False])
+def test_non_finite_step_stops_the_run_and_leaves_no_record(private):
+    x, y = _blobs()
+    x = x.clone()
+    x[:] = math.nan
+    kw = {} if private else dict(clipping="none", noise_multiplier=0.0)
+    trainer = Trainer(_mlp(), (x, y), _private_cfg(**kw))
+    with pytest.raises(NonFiniteError, match="step 0"):
+        trainer.run()
+    with pytest.raises(NonFiniteError, match="step 0"):
+        trainer.record()
+    with pytest.raises(NonFiniteError):
+        trainer.step()
+
+
+def test_secure_rng_noise_is_not_reproducible_and_the_seed_is_not_recorded():
+    cfg = _private_cfg(secure_rng=True, noise_multiplier=5.0, seed=7)
+    a = train(_mlp(), _blobs(), cfg)
+    b = train(_mlp(), _blobs(), cfg)
+    assert not all(torch.equal(p, q) for p, q in zip(_params(a.model), _params(b.model), strict=True))
+    assert a.record["seed"] is None and a.record["secure_rng"] is True
+    seeded = train(_mlp(), _blobs(), _private_cfg(noise_multiplier=5.0, seed=7))
+    assert seeded.record["seed"] == 7 and seeded.record["secure_rng"] is False
+
+
+def test_record_is_a_frozen_validated_run_record_with_provenance():
+    from dataclasses import FrozenInstanceError
+
+    from dpcore.accounting.run_record import RunRecord
+
+    res = train(_mlp(), _blobs(), _private_cfg(data="blobs: seeded synthetic (tests)"))
+    assert isinstance(res.record, RunRecord) and res.record.data == "blobs: seeded synthetic (tests)"
+    with pytest.raises(FrozenInstanceError):
+        res.record.steps = 0  # type: ignore[misc]
+    assert RunRecord.from_dict(res.record.to_dict()) == res.record

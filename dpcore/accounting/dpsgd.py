@@ -208,14 +208,16 @@ def epsilon_curve(
 ) -> dict[str, list[float]]:
     """ε after each entry of ``steps`` for every (method, sampling) in ``variants``.
 
-    Returns ``{"steps": [...], "<method>/<sampling>": [...], ...}``, ready for a DataFrame.
+    Returns ``{"steps": [...], "<method>/<sampling>": [...], ...}``, ready for a DataFrame; the key of an
+    approximate method ends in ``" (approximate)"`` (e.g. ``"gdp/poisson (approximate)"``).
     """
     steps = [check_positive_int("steps", s) for s in steps]
     if not steps:
         raise ValueError("steps must be a non-empty sequence of positive integers")
     out: dict[str, list[float]] = {"steps": list(steps)}
     for method, sampling in variants:
-        out[f"{method}/{sampling}"] = [
+        label = f"{method}/{sampling}" + (" (approximate)" if method in APPROXIMATE else "")
+        out[label] = [
             dpsgd_epsilon(
                 noise_multiplier,
                 sample_rate=sample_rate,

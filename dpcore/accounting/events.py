@@ -8,6 +8,9 @@ Sampling (how each step's batch is drawn):
 * ``"fixed"``   -- each batch is a fresh uniform subset of fixed size drawn without replacement
   (replace-one neighbours; Wang, Balle, Kasiviswanathan 2019).
 
+A run record may also say ``"replacement"`` (each batch is K independent uniform draws *with* replacement,
+as the silos of ISRL-DP MB-SGD do): no library accountant covers it, so records with it are refused.
+
 Clipping (what is clipped to norm C before the noise is added):
 
 * ``"individual"`` -- every per-example gradient (standard DP-SGD);
@@ -20,10 +23,12 @@ from __future__ import annotations
 
 from dpcore.validation import check_choice
 
-__all__ = ["SAMPLINGS", "CLIPPINGS", "check_sampling", "check_clipping"]
+__all__ = ["SAMPLINGS", "RECORD_SAMPLINGS", "CLIPPINGS", "check_sampling", "check_clipping"]
 
 SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "fixed")
 CLIPPINGS: tuple[str, ...] = ("individual", "batch", "mixed")
+#: What a run record may say: the samplings above, plus sampling with replacement (federated MB-SGD silos).
+RECORD_SAMPLINGS: tuple[str, ...] = (*SAMPLINGS, "replacement")
 
 
 def check_sampling(sampling: object, *, allowed: tuple[str, ...] = SAMPLINGS) -> str:

@@ -215,7 +215,7 @@ def tradeoff_to_epsilon(
         lo, hi = hi, hi * 2.0
         if hi > 700:
             return math.inf
-    return float(optimize.brentq(lambda e: d(e) - delta, lo, hi, xtol=1e-12, rtol=1e-12))
+    return gaussian.upper_root(lambda e: d(e) - delta, lo, hi)
 
 
 def tradeoff_from_delta_curve(epsilons: np.ndarray, deltas: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:

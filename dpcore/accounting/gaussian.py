@@ -26,7 +26,7 @@ from scipy.special import erfcx, log_ndtr
 
 from dpcore.validation import check_open_unit, check_positive
 
-__all__ = ["log_delta_from_mu", "delta_from_mu", "epsilon_from_mu", "tradeoff", "power"]
+__all__ = ["log_delta_from_mu", "delta_from_mu", "epsilon_from_mu", "tradeoff", "power", "noise_to_mu", "upper_root"]
 
 Array = np.ndarray
 _EPS_MAX = 1e300
@@ -111,7 +111,21 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
         hi *= 4.0
         if hi > _EPS_MAX:
             return math.inf
-    return float(optimize.brentq(f, 0.0, hi, xtol=1e-12, rtol=1e-14))
+    return upper_root(f, 0.0, hi)
+
+
+def upper_root(f, lo: float, hi: float, *, xtol: float = 1e-12) -> float:
+    """Root of a non-increasing ``f`` on [lo, hi] (f(lo) > 0 ≥ f(hi)) returned on its feasible side:
+    ``f(result) <= 0``, so an ε found this way is never below the exact one (Brent's method, then a
+    fix-up step towards ``hi``)."""
+    root = float(optimize.brentq(f, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps))
+    step = max(xtol, abs(root) * 1e-12)
+    while f(root) > 0:
+        root = min(hi, root + step)
+        step *= 2
+        if root >= hi:
+            return hi
+    return root
 
 
 def tradeoff(mu: float, alpha: float | Array) -> float | Array:

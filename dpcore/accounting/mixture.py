@@ -28,8 +28,10 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
+from dpcore.accounting import gaussian
+from dpcore.accounting.gaussian import upper_root
 from dpcore.validation import check_nonnegative, check_open_unit, check_positive, check_positive_int
 
 __all__ = ["GaussianMixture", "convolve_power", "trim_pmf"]
@@ -259,10 +261,8 @@ class GaussianMixture:
         if np.any(~np.isfinite(eps)) or np.any(eps < 0):
             raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
         w, mu = self._pos()
-        e = eps[..., None]
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-            d = special.ndtr(-e / mu + mu / 2) - np.exp(e + special.log_ndtr(-e / mu - mu / 2))
-        out = (w * np.clip(d, 0.0, 1.0)).sum(axis=-1) + self.tail
+        d = np.asarray(gaussian.delta_from_mu(mu, eps[..., None]))
+        out = (w * d).sum(axis=-1) + self.tail
         return float(out) if eps.ndim == 0 else out
 
     def epsilon(self, delta: float) -> float:
@@ -275,7 +275,7 @@ class GaussianMixture:
         hi = max(1.0, float(np.max(self._mus)) ** 2)
         while self.delta(hi) > delta:
             hi *= 2
-        return float(optimize.brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-12))
+        return upper_root(lambda e: self.delta(e) - delta, 0.0, hi)
 
     def compose(self, other: GaussianMixture) -> GaussianMixture:
         """Composition of two independent labelled mixtures (same σ): convolution of the c² pmfs."""

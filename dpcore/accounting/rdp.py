@@ -110,13 +110,26 @@ def _chord_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
     return out
 
 
+def _binomial_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
+    """:func:`_binomial_log_moment` for many integer orders at once (one masked matrix)."""
+    top = int(alphas.max())
+    k = np.arange(top + 1, dtype=float)[None, :]
+    a = alphas.astype(float)[:, None]
+    log_1mq = math.log1p(-q) if q < 1 else -math.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        terms = gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1) + k * math.log(q)
+        terms = terms + np.where(k < a, (a - k) * log_1mq, 0.0) + (k * k - k) / (2 * z * z)
+    terms = np.where(k <= a, terms, -np.inf)
+    return logsumexp(terms, axis=1)
+
+
 def _poisson_rdp(a: np.ndarray, q: float, z: float) -> np.ndarray:
     if q == 1.0:
         return a / (2 * z * z)
     out = np.empty_like(a)
     integer = a == np.round(a)
-    for i in np.flatnonzero(integer):
-        out[i] = _binomial_log_moment(int(a[i]), q, z) / (a[i] - 1)
+    if np.any(integer):
+        out[integer] = _binomial_log_moments(a[integer], q, z) / (a[integer] - 1)
     if np.any(~integer):
         frac = a[~integer]
         logs = _integral_log_moments(frac, q, z)

@@ -53,6 +53,9 @@ from dpcore.validation import check_choice, check_open_unit
 __all__ = ["AccountantChoice", "MODELMIX_MODES", "as_record", "choose_accountant", "epsilon_for_record"]
 
 MODELMIX_MODES = ("amplified", "plain")
+_MAX_FRACTIONAL_RUNS = 8
+_MAX_PLD_RUNS = 16  # PLD composes one distribution per distinct rate (~0.5 s each)
+_INTEGER_ORDERS = tuple(float(a) for a in range(2, 257))
 #: Methods each accountant supports; the first is the default.
 _METHODS = {
     "dpsgd": METHODS,
@@ -83,9 +86,11 @@ def as_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
     return RunRecord.from_dict(record)
 
 
-def _method(name: str, method: str | None) -> str:
+def _method(name: str, method: str | None, *, runs: int = 1) -> str:
     allowed = _METHODS[name]
     if method is None:
+        if name == "dpsgd-schedule" and runs > _MAX_PLD_RUNS:
+            return "rdp"  # the rigorous default that stays fast for many distinct batch sizes
         return allowed[0]
     if method not in allowed:
         raise ValueError(f"the {name!r} accountant supports method in {allowed}, got method={method!r}")
@@ -103,6 +108,11 @@ def choose_accountant(
     if not rec.private or rec.noise_std == 0:
         return AccountantChoice(
             "none", "-", math.inf, 0.0, "non-private run (no clipping or σ = 0): ε = ∞", method or "", True
+        )
+    if rec.sampling == "replacement":
+        raise ValueError(
+            "sampling='replacement' (batches of independent draws with replacement) has no accountant here: "
+            "a record can be drawn several times in one batch; account for it with a with-replacement analysis"
         )
     clip = rec.clip_norm
     scheduled = not isinstance(rec.batch_size, int)
@@ -132,14 +142,15 @@ def choose_accountant(
                 m,
             )
         name = "dpsgd-schedule" if scheduled else "dpsgd"
-        m = _method(name, method)
+        m = _method(name, method, runs=len(_runs(rec.schedule)) if scheduled else 1)
         what = "batch clipping: the clipped batch mean moves by ≤ 2C" if sens == 2 else "individual clipping"
         return AccountantChoice(
             name,
             "add/remove",
             sens,
             sigma,
-            f"Poisson-subsampled Gaussian (Abadi et al. 2016), {what}"
+            ("APPROXIMATE (GDP central limit theorem): " if m in APPROXIMATE else "")
+            + f"Poisson-subsampled Gaussian (Abadi et al. 2016), {what}"
             + ("; post-processing bound for ModelMix" if mm is not None else ""),
             m,
             m not in APPROXIMATE,
@@ -202,6 +213,11 @@ def _poisson_schedule_epsilon(sigma: float, sizes: tuple[int, ...], n: int, delt
         mu = math.sqrt(sum(fdp.clt_mu(sigma, q, c, "poisson") ** 2 for q, c in runs))
         return gaussian.epsilon_from_mu(mu, delta)
     if method == "pld":
+        if len(runs) > _MAX_PLD_RUNS:
+            raise ValueError(
+                f"a schedule with {len(runs)} distinct batch sizes is out of the PLD accountant's range "
+                f"(at most {_MAX_PLD_RUNS}, about 0.5 s each); use method='rdp'"
+            )
         events = []
         for q, c in runs:
             g = dp_accounting.GaussianDpEvent(sigma)
@@ -210,7 +226,8 @@ def _poisson_schedule_epsilon(sigma: float, sizes: tuple[int, ...], n: int, delt
         acc = pld.PLDAccountant(value_discretization_interval=PLD_GRID)
         acc.compose(dp_accounting.ComposedDpEvent(events))
         return float(acc.get_epsilon(delta))
-    a = np.asarray(RDP_ORDERS, dtype=float)
+    # many distinct rates: exact integer orders only (closed form, fast); fractional orders need a quadrature each
+    a = np.asarray(RDP_ORDERS if len(runs) <= _MAX_FRACTIONAL_RUNS else _INTEGER_ORDERS, dtype=float)
     total = sum(c * subsampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=sigma) for q, c in runs)
     return rdp_to_epsilon(a, total, delta, conversion="mironov" if method == "rdp-mironov" else "balle")
 

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dpcore.accounting.events import CLIPPINGS, SAMPLINGS
+from dpcore.accounting.events import CLIPPINGS, RECORD_SAMPLINGS
 
 __all__ = ["RunRecord", "NOISE_CONVENTIONS", "NOISE_FACTOR", "CLIP_NORM_TYPES", "REDUCTIONS", "RECORD_VERSION"]
 
@@ -90,7 +90,8 @@ def _mapping(name: str, value: Any) -> dict | None:
 class RunRecord:
     """Everything an accountant needs about one private (or non-private) run, plus how it was executed.
 
-    Accounting fields: ``private``, ``sampling`` (``"poisson"``, ``"shuffle"``, ``"fixed"``), ``dataset_size`` n,
+    Accounting fields: ``private``, ``sampling`` (``"poisson"``, ``"shuffle"``, ``"fixed"``; ``"replacement"``
+    for draws with replacement, which no accountant here covers), ``dataset_size`` n,
     ``batch_size`` (an int, or a schedule: one int in [1, n] per planned step), ``steps`` (steps done),
     ``planned_steps`` (≥ steps; default ``steps``), ``clipping`` (``"individual"``, ``"batch"``, ``"mixed"``;
     ``"none"`` only for a non-private run), ``group_size`` (s of mixed clipping), ``clip_norm`` C,
@@ -136,7 +137,7 @@ class RunRecord:
     def __post_init__(self) -> None:
         s = object.__setattr__
         private = _bool("private", self.private)
-        sampling = _choice("sampling", self.sampling, SAMPLINGS)
+        sampling = _choice("sampling", self.sampling, RECORD_SAMPLINGS)
         n = _int("dataset_size", self.dataset_size, minimum=1)
         steps = _int("steps", self.steps)
         planned = steps if self.planned_steps is None else _int("planned_steps", self.planned_steps)

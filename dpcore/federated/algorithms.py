@@ -36,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
+from dpcore.federated.records import silo_records
 from dpcore.federated.silos import SiloPool
 from dpcore.validation import check_choice, check_nonnegative, check_positive_int
 
@@ -180,6 +181,14 @@ def _prepare(pool: SiloPool, silos_per_round: int, stepsize, trial_of_stream, no
     return _Run(m, eta, t, sigma, clip_t, torch.Generator().manual_seed(int(seed) + 1))
 
 
+def _records(pool, kind, rounds, per_silo, sigma, clip_t, lipschitz, streams, data):
+    trials = sorted({int(x) for x in streams.tolist()})
+    return silo_records(
+        pool, kind=kind, rounds=rounds, per_silo=per_silo, noise_std=sigma, clip=clip_t, lipschitz=lipschitz,
+        trials=trials, data=data,
+    )
+
+
 # --------------------------------------------------------------------------- algorithms
 
 
@@ -198,12 +207,17 @@ def mb_sgd(
     window: int = 8,
     init=None,
     shuffler: Shuffler | None = None,
-) -> torch.Tensor:
+    return_records: bool = False,
+    lipschitz: float | None = None,
+    data: str = "",
+):
     """(Noisy ISRL-DP) minibatch SGD, Algorithm 2: w_{r+1} = w_r − η (1/M) Σ_{i∈S_r} g̃_r^i.
 
     Returns the output model of every run, [S, C, k, d].  ``output``: ``"last"`` (w_R),
     ``"window"`` (mean of the last ``window`` iterates -- the authors' code, window 8) or
     ``"uniform"`` (mean of w_0..w_{R−1}, Algorithm 2 with γ_r = 1/R).  Unconstrained (W = ℝ^d).
+    ``return_records=True`` returns ``(models, records)`` with one run record per (configuration, silo)
+    (:func:`dpcore.federated.records.silo_records`; needs ``clip`` or ``lipschitz``; ``data`` = provenance).
     """
     rounds = check_positive_int("rounds", rounds)
     k = _per_silo(pool, batch_size, "batch_size", cap_by_size=True)
@@ -220,6 +234,8 @@ def mb_sgd(
             messages = shuffler(messages)
         w = w - step * messages.mean(dim=1)
         avg.add(r + 1, w)
+    if return_records:
+        return avg.result(), _records(pool, "mb_sgd", rounds, k, sigma, clip_t, lipschitz, t, data)
     return avg.result()
 
 
@@ -247,11 +263,15 @@ def local_sgd(
     output: str = "window",
     window: int = 8,
     init=None,
-) -> torch.Tensor:
+    return_records: bool = False,
+    lipschitz: float | None = None,
+    data: str = "",
+):
     """(ISRL-DP) Local SGD (App. I; FedAvg when ``noise_std=0``): w_{r+1} = (1/M) Σ_{i∈S_r} w_r^{i,K}.
 
     Each participating silo runs ``local_steps`` K single-sample noisy SGD steps from w_r
-    with the configuration's stepsize and sends its last local iterate.  Returns [S, C, k, d].
+    with the configuration's stepsize and sends its last local iterate.  Returns [S, C, k, d]
+    (with ``return_records=True``: ``(models, records)``, see :func:`mb_sgd`).
     """
     rounds = check_positive_int("rounds", rounds)
     steps = _per_silo(pool, local_steps, "local_steps", cap_by_size=False)
@@ -265,6 +285,8 @@ def local_sgd(
         )
         w = local.mean(dim=1)
         avg.add(r + 1, w)
+    if return_records:
+        return avg.result(), _records(pool, "local_sgd", rounds, steps, sigma, clip_t, lipschitz, t, data)
     return avg.result()
 
 
@@ -281,7 +303,10 @@ def accelerated_mb_sgd(
     clip=None,
     seed: int = 0,
     init=None,
-) -> torch.Tensor:
+    return_records: bool = False,
+    lipschitz: float | None = None,
+    data: str = "",
+):
     """One-Pass Accelerated Noisy MB-SGD (Algorithm 1) with the AC-SA schedule of App. E.1.
 
     α_r = 2/(r+1) and η_r = 4υ/(r(r+1)); the tuned ``stepsize`` γ = 1/(2υ) makes the
@@ -293,7 +318,8 @@ def accelerated_mb_sgd(
 
     with g̃_r the average of the silos' noised gradients at w_r^md on fresh disjoint
     batches (each record used at most once: :meth:`SiloPool.one_pass_messages`).
-    ``rounds`` defaults to ⌊min_i n_i / K_i⌋ (one pass).  Returns w^ag_R, [S, C, k, d].
+    ``rounds`` defaults to ⌊min_i n_i / K_i⌋ (one pass).  Returns w^ag_R, [S, C, k, d] (with
+    ``return_records=True``: ``(models, records)``, see :func:`mb_sgd`).
     """
     k = _per_silo(pool, batch_size, "batch_size", cap_by_size=True)
     most = int((torch.as_tensor(pool.sizes) // k).min())
@@ -329,4 +355,6 @@ def accelerated_mb_sgd(
         w_new = inv * (alpha * mu * w_md + keep * w_prev - alpha * g)
         w_ag = alpha * w_new + (1 - alpha) * w_ag
         w_prev = w_new
+    if return_records:
+        return w_ag, _records(pool, "one_pass", rounds, k, sigma, clip_t, lipschitz, t, data)
     return w_ag

@@ -2,13 +2,13 @@
 
 Each of n clients runs Algorithm 4 on its own data set d_j: at local round i it Poisson-samples s_i
 examples, computes U = Σ_h [∇f(ŵ, ξ_h)]_C + N(0, C²σ² I) at its local model ŵ, updates
-ŵ ← ŵ − η̄_i U (the printed "+" is a sign slip, note 000 §10 item 9) and sends (i, U) to the server,
+ŵ ← ŵ − η̄_i U (the printed "+" in van Dijk et al.'s Algorithm 4 is a sign slip) and sends (i, U) to the server,
 which adds −η̄_i U to the global model v on arrival.  Once every client's updates for rounds ≤ k−1
 are in, the server broadcasts (k, v_k); the interrupt routine (Algorithm 3) replaces ŵ by v_k unless
 a newer model has arrived.  The permissible-delay predicate of the experiments is Υ(k, i) = [k ≥ i−1]:
 a client may run at most one local round ahead of the latest global model it has received.
 
-The paper simulates this with threads (non-deterministic).  Here (note 000, §10 item 10) round i of
+The paper simulates this with threads (non-deterministic).  Here round i of
 every client happens at virtual time i, in a seeded random client order; updates reach the server at
 once; broadcast v_k reaches client j either before its round k (delay 0) or one round late (delay 1),
 with P(delay 1) = ``delay_prob`` drawn from a seeded generator.  Υ then always holds.  Every client's

@@ -23,7 +23,7 @@ from dpcore.validation import check_open_unit, check_positive_int
 
 __all__ = ["MNIST_MEAN", "MNIST_STD", "image_tensors", "reduced_split", "compare_runs"]
 
-#: public normalisation constants (note 003 A15: fixed, outside the accounted mechanism)
+#: public normalisation constants (fixed, not computed from the private data: outside the accounted mechanism)
 MNIST_MEAN, MNIST_STD = 0.1307, 0.3081
 
 

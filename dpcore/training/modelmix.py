@@ -9,7 +9,7 @@ The private gradient is computed at the *unmixed* w_{k−1}; then, coordinate by
 
 and the optimizer step is applied to the mixed state.  w_{k−2} then becomes the unmodified w_{k−1}.
 
-**τ convention (note 002, §3.4 and §10 item 1).**  τ is given as a ratio ρ of the learning rate of
+**τ convention (Xiao, Wan, Devadas, §5: "τ = 0.15η").**  τ is given as a ratio ρ of the learning rate of
 the *averaged* update: τ_k = ρ_k · η_k ("τ = 0.15η").  In the units of Theorem 4.1's summed gradient
 the uniform half-width is τ/(2η_sum) with η_sum = η/(q n), so the accountant's dimensionless width
 is u = ρ · q · n / c (q·n the expected batch size, c the clip norm).  The run record stores ρ, the

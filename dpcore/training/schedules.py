@@ -91,7 +91,7 @@ class InverseTimeDecay(_Stateless):
 class DecayOnMetricDrop:
     """Paper 003's rule: at each new epoch multiply η by ``factor`` if ``metric`` dropped since the last epoch.
 
-    The metric is whatever the trainer's evaluation logs (paper 003 uses test accuracy, note A7; a
+    The metric is whatever the trainer's evaluation logs (paper 003 uses test accuracy; a
     validation metric avoids selecting on the test set).
     """
 

@@ -45,7 +45,7 @@ def _eps(f, delta: float) -> float:
 
 
 def exact_mixture(table: int, row: int, *, sigma: float, E: int, N: int, batch: int, g: int):
-    """The exact A_1 mixture of the row's mechanism where :func:`shuffling.mixture_tradeoff` covers it."""
+    """The exact A_1 mixture of the row's mechanism where :func:`bounds.mixture_tradeoff` covers it."""
     if table == 2 and row in (1, 2):
         return None
     mech = row_mechanism(table, row, batch)

@@ -93,7 +93,7 @@ def _rounds(n: int, batch_size: int) -> tuple[int, int]:
 
 
 def rdp_to_delta(orders: Sequence[float], rdp_values: Sequence[float], epsilon, *, conversion: str = "balle"):
-    """δ(ε) from an RDP curve, the dual of :func:`dpcore.accounting.dpsgd.rdp_to_epsilon`.
+    """δ(ε) from an RDP curve, the dual of :func:`dpcore.accounting.rdp.rdp_to_epsilon`.
 
     ``"balle"`` (Balle et al. 2020 / Canonne–Kamath–Steinke, what dp_accounting uses without its KL
     shortcut): δ = min_α exp((α−1)(RDP(α) − ε + log(1 − 1/α)) − log α);

@@ -40,8 +40,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import optimize
-from scipy.special import erfcx, log_ndtr, logsumexp, ndtr
+from scipy.special import logsumexp, ndtr
 
+from dpcore.accounting import gaussian
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
@@ -85,25 +86,8 @@ def _check_r(r: float | Array, name: str = "r") -> Array:
 
 
 def _log_theta_core(eps: Array, r: Array) -> Array:
-    """log θ_ε(r) for broadcastable arrays, assuming eps >= 0 and r in [0, inf]."""
-    eps, r = np.broadcast_arrays(eps, r)
-    out = np.empty(eps.shape)
-    zero, inf = r == 0, np.isinf(r)
-    out[zero] = -np.inf
-    out[inf] = 0.0
-    ok = ~(zero | inf)
-    e, x = eps[ok], r[ok]
-    t_lo = e / x - x / 2  # θ = Q(t_lo) − e^ε Q(t_hi)
-    t_hi = e / x + x / 2
-    # log of the ratio e^ε Q(t_hi)/Q(t_lo) (< 0):
-    #  * t_lo >= 0: exactly log R(t_hi) − log R(t_lo), R(t) = Q(t)/φ(t) = √(π/2)·erfcx(t/√2)
-    #  * t_lo <  0: Q(t_lo) >= 1/2, so the direct difference of log Q's is accurate.
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        mills = np.log(erfcx(t_hi / math.sqrt(2))) - np.log(erfcx(np.maximum(t_lo, 0.0) / math.sqrt(2)))
-        direct = e + log_ndtr(-t_hi) - log_ndtr(-t_lo)
-        log_ratio = np.where(t_lo >= 0, mills, direct)
-        out[ok] = log_ndtr(-t_lo) + np.log(-np.expm1(log_ratio))
-    return out
+    """log θ_ε(r) = log δ(ε) of r-GDP (:func:`dpcore.accounting.gaussian.log_delta_from_mu`)."""
+    return np.asarray(gaussian.log_delta_from_mu(r, eps))
 
 
 def log_theta(epsilon: float | Array, r: float | Array) -> float | Array:

@@ -1,0 +1,185 @@
+"""Regression tests: every silent wrong privacy number of issue 10 now raises or is right.
+
+Base record B: Poisson sampling, individual clipping, C = 1, σ = 1, n = 1000, batch 10, 100 steps
+(ε = 0.7180 at δ = 1e-5).  Each test failed on the code before the fix (the old value is in its comment).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from dpcore.accounting import fdp, modelmix
+from dpcore.accounting.dpsgd import dpsgd_epsilon
+from dpcore.accounting.rdp import rdp_curve, rdp_to_epsilon
+from dpcore.accounting.records import epsilon_for_record
+from dpcore.accounting.run_record import RunRecord
+
+DELTA = 1e-5
+
+
+def base(**changes):
+    rec = dict(
+        private=True,
+        sampling="poisson",
+        clipping="individual",
+        clip_norm=1.0,
+        noise_multiplier=1.0,
+        noise_convention="standard",
+        noise_std=1.0,
+        dataset_size=1000,
+        batch_size=10,
+        steps=100,
+    )
+    rec.update(changes)
+    return rec
+
+
+def test_base_record_value():
+    assert epsilon_for_record(base(), DELTA) == pytest.approx(0.7180, abs=5e-4)
+    assert epsilon_for_record(RunRecord(**base()), DELTA) == epsilon_for_record(base(), DELTA)
+
+
+# 1. batch-size schedules shorter than the run (old: [] -> 0, [10]*10 -> the 10-step 0.3799)
+@pytest.mark.parametrize("schedule", [[], [10] * 10, [10] * 101])
+def test_1_schedule_must_cover_the_run(schedule):
+    with pytest.raises(ValueError, match="planned step"):
+        epsilon_for_record(base(batch_size=schedule), DELTA)
+
+
+# 2. ModelMix phases covering 10 of 100 steps (old: the 10-step ε)
+def test_2_modelmix_phases_must_cover_every_step():
+    rec = base(modelmix={"phases": [{"steps": 10, "tau_ratio": 0.1}]})
+    with pytest.raises(ValueError, match="cover every planned step"):
+        epsilon_for_record(rec, DELTA)
+    ok = base(modelmix={"phases": [{"steps": 60, "tau_ratio": 0.1}, {"steps": 40, "tau_ratio": 0.05}]})
+    assert 0 < epsilon_for_record(ok, DELTA) <= epsilon_for_record(base(), DELTA, method="rdp") * (1 + 1e-9)
+
+
+# 3. negative / fractional step counts (old: -5 -> 0, 2.9 -> the 2-step ε)
+@pytest.mark.parametrize("steps", [-5, 2.9, float("nan"), "100", True])
+def test_3_steps_must_be_a_nonnegative_integer(steps):
+    with pytest.raises(ValueError, match="steps"):
+        epsilon_for_record(base(steps=steps), DELTA)
+
+
+def test_3_zero_steps_is_zero():
+    assert epsilon_for_record(base(steps=0), DELTA) == 0.0
+
+
+# 4. tradeoff_to_epsilon of broken curves (old: 0 for all three)
+def _g3_nan_below(alpha):
+    a = np.asarray(alpha, dtype=float)
+    return np.where(a < 0.01, np.nan, np.asarray(fdp.gaussian_tradeoff(3.0, a), dtype=float))
+
+
+@pytest.mark.parametrize(
+    "curve",
+    [_g3_nan_below, lambda a: np.full_like(np.asarray(a, dtype=float), np.nan), lambda a: 2.0 + 0 * np.asarray(a)],
+)
+def test_4_broken_tradeoff_curves_are_refused(curve):
+    with pytest.raises(ValueError, match="f "):
+        fdp.tradeoff_to_epsilon(curve, DELTA)
+
+
+def test_4_true_value_of_g3():
+    assert fdp.tradeoff_to_epsilon(lambda a: fdp.gaussian_tradeoff(3.0, a), DELTA) == pytest.approx(16.675, abs=1e-3)
+
+
+# 5. contraction.epsilon_for_delta of a NaN δ(ε) (old: 0)
+def test_5_nan_delta_function_is_refused():
+    from dpcore.papers.p004_contraction.contraction import epsilon_for_delta
+
+    with pytest.raises(ValueError, match="not a δ"):
+        epsilon_for_delta(lambda e: math.nan, DELTA)
+
+
+# 6. negative RDP and orders <= 1 (old: 0, and order 0.5 accepted)
+def test_6_rdp_inputs():
+    with pytest.raises(ValueError, match="rdp_values"):
+        rdp_to_epsilon([2, 3], [-100, -100], DELTA)
+    with pytest.raises(ValueError, match="orders"):
+        rdp_curve(1.0, sample_rate=0.01, steps=10, orders=[0.5])
+    with pytest.raises(ValueError, match="rdp_values"):
+        rdp_to_epsilon([2, 3], [math.nan, 1.0], DELTA)
+
+
+# 7. fractional orders cast to integers (old: the values at orders 2 and 3)
+def test_7_fractional_orders_are_not_cast():
+    from dpcore.papers.p000_proactive.calculator import poisson_gaussian_rdp
+
+    values = poisson_gaussian_rdp(0.1, 1.0, [2.5, 3.7])
+    assert values == pytest.approx([0.02350, 0.04833], abs=5e-6)
+
+
+# 8. ISRL-DP MB-SGD at tiny noise (old: NaN with a RuntimeWarning)
+def test_8_isrl_tiny_noise_is_out_of_range():
+    from dpcore.papers.p001_isrl.accounting import mbsgd_epsilon
+
+    with pytest.raises(ValueError, match="out of the accountant's range"):
+        mbsgd_epsilon(noise_std=1e-3, lipschitz=1.0, batch_size=10, n=100, rounds=10, delta=DELTA)
+
+
+# 9. unknown clipping, schedule entries above n, wrong types (old: batch clipping, capped q = 1, accepted)
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        (dict(clipping="bogus"), "clipping"),
+        (dict(clipping=None), "clipping"),
+        (dict(batch_size=[10] * 99 + [2000]), "dataset_size"),
+        (dict(batch_size=2000), "batch_size"),
+        (dict(batch_size=True), "batch_size"),
+        (dict(private="False"), "private"),
+        (dict(steps="100"), "steps"),
+        (dict(sampling="uniform"), "sampling"),
+        (dict(noise_std="1.0"), "noise_std"),
+        (dict(dataset_size=1000.0), "dataset_size"),
+        (dict(unknown_field=1), "unknown"),
+    ],
+)
+def test_9_invalid_records_are_refused(changes, field):
+    with pytest.raises(ValueError, match=field):
+        epsilon_for_record(base(**changes), DELTA)
+
+
+# clip_norm / noise_std errors were reported as being about noise_multiplier
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        (dict(clip_norm=-1.0), "clip_norm"),
+        (dict(clip_norm=0.0), "clip_norm"),
+        (dict(noise_std=-1.0), "noise_std"),
+        (dict(noise_std=2.0), "noise_std"),  # inconsistent with κ·C·σ = 1
+    ],
+)
+def test_errors_name_the_field(changes, field):
+    with pytest.raises(ValueError, match=field) as info:
+        epsilon_for_record(base(**changes), DELTA)
+    assert not str(info.value).startswith("noise_multiplier")
+
+
+# GDP overflowed at σ = 0.01 (old: OverflowError from math.expm1)
+def test_gdp_at_tiny_sigma_is_infinite_not_an_overflow():
+    assert dpsgd_epsilon(0.01, sample_rate=0.01, steps=100, delta=DELTA, method="gdp") == math.inf
+    assert fdp.clt_mu(0.01, 0.01, 100, "fixed") == math.inf
+
+
+# modelmix.noise_multiplier_for_epsilon overshot its target by up to 2e-6 (Brent's root, either side)
+@pytest.mark.parametrize("target", [2.0, 4.0, 8.0])
+def test_modelmix_calibration_never_overshoots(target):
+    kw = dict(n=50_000, batch_size=1500, steps=500, delta=DELTA, clip=20.0, tau=0.15, linf_blocks=None)
+    z = modelmix.noise_multiplier_for_epsilon(target, **kw)
+    assert modelmix.epsilon(noise_multiplier=z, **kw) <= target
+    assert modelmix.epsilon(noise_multiplier=z * (1 - 1e-4), **kw) > target  # and it is tight
+
+
+# every (non-PLD) accountant call returns within 10 s, even at σ = 0.01
+@pytest.mark.parametrize("method", ["rdp", "rdp-mironov", "gdp"])
+def test_tiny_sigma_is_fast(method):
+    start = time.perf_counter()
+    eps = dpsgd_epsilon(0.01, sample_rate=0.01, steps=100, delta=DELTA, method=method)
+    assert time.perf_counter() - start < 10.0
+    assert eps > 1000 or eps == math.inf
