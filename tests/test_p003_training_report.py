@@ -149,7 +149,7 @@ def test_reduced_note_and_provenance_and_validation():
     assert note.startswith("MNIST 4000 train / 1000 test, 2 epochs; CIFAR-10 512 train / 500 test") and "C = 1" in note
     assert "all train" in tr.reduced_note(t3.SETTINGS["paper"]) and "C tuned" in tr.reduced_note(t3.SETTINGS["paper"])
     text = tr.data_provenance(t3.SETTINGS["quick"], lambda name, split: f"{name} {split} (n; md5 x)")
-    assert text == "mnist train (n; md5 x), mnist test; cifar10 train (n; md5 x), cifar10 test"
+    assert text == "mnist train (n; md5 x) + test; cifar10 train (n; md5 x) + test"
     with pytest.raises(ValueError, match="settings"):
         tr.reduced_note("quick")
     with pytest.raises(ValueError, match="describe"):

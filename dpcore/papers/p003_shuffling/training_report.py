@@ -59,12 +59,13 @@ def reduced_note(settings: GridSettings) -> str:
 
 
 def data_provenance(settings: GridSettings, describe: Callable[[str, str], str]) -> str:
-    """The data of every data set of the grid, train and test (``describe`` is :func:`dpcore.data.provenance`)."""
+    """The data of every data set of the grid: its training split's provenance, "+ test" (the test split of the
+    same source; ``describe`` is :func:`dpcore.data.provenance`)."""
     if not isinstance(settings, GridSettings):
         raise ValueError(f"settings must be a training.GridSettings, got {type(settings).__name__}")
     if not callable(describe):
         raise ValueError("describe must be callable (name, split) -> str, e.g. dpcore.data.provenance")
-    return "; ".join(f"{describe(d, 'train')}, {describe(d, 'test').split(' (')[0]}" for d in settings.datasets)
+    return "; ".join(f"{describe(d, 'train')} + test" for d in settings.datasets)
 
 
 def _check_cells(cells: pd.DataFrame) -> pd.DataFrame:
@@ -193,7 +194,7 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
     if not isinstance(comparison, pd.DataFrame) or comparison.empty:
         raise ValueError("comparison must be a non-empty frame from table3_comparison")
     datasets = list(dict.fromkeys(comparison["dataset"]))
-    fig, axes = new_axes(1, len(datasets), width=12.5, height=1.9 * len(datasets) + 0.4)
+    fig, axes = new_axes(1, len(datasets), width=14.0, height=1.9 * len(datasets) + 0.4)
     header = ["sampling", "clipping", "printed DP / non-DP (%)", "ours best epoch (%)", "ours final epoch (%)",
               "ours non-DP best (%)", "|S_b|, C", "ε A_1 (paper)", "ε A_0 (standard)"]  # fmt: skip
     for ax, dataset in zip(axes[:, 0], datasets, strict=True):
@@ -270,7 +271,7 @@ def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "") -> tuple[Figure,
     """
     cells = _check_cells(cells)
     datasets = list(dict.fromkeys(cells["dataset"]))
-    fig, axes = new_axes(len(datasets), 1, width=6.4 * len(datasets), height=5.0)
+    fig, axes = new_axes(len(datasets), 1, width=7.0 * len(datasets), height=5.0)
     plotted = []
     for ax, dataset in zip(axes[0], datasets, strict=True):
         sub = cells[cells["dataset"] == dataset]
@@ -298,16 +299,15 @@ def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "") -> tuple[Figure,
                 plotted.append(done.assign(curve=label))
         lost = sorted(sub.loc[sub["status"] != "done", "run"])
         if lost:
-            more = f" … (+{len(lost) - 8})" if len(lost) > 8 else ""
-            shown = ", ".join(r.split("/", 1)[1] for r in lost[:8]) + more
+            more = f" … (+{len(lost) - 4})" if len(lost) > 4 else ""
+            shown = ", ".join(r.split("/", 1)[1] for r in lost[:4]) + more
             ax.text(0.01, 0.01, f"missing {len(lost)} cell(s): {shown}", transform=ax.transAxes, fontsize=6.5,
                     color="firebrick", va="bottom", wrap=True)  # fmt: skip
         batches = sorted(set(sub["batch_size"]))
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
-        if len(batches) == 1:
-            ax.set_xlim(batches[0] / 1.5, batches[0] * 1.5)
+        ax.set_xlim(batches[0] / 1.5, batches[-1] * 1.5)
         ax.set(title=_NAMES.get(dataset, dataset), xlabel="|S_b| (log₂ axis)", ylabel="best test accuracy (%)")
         if plotted and ax.get_lines():
             ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=1, frameon=False)
