@@ -1,0 +1,318 @@
+"""Paper 003, Table 3 and Figure 1 (App. H) rendered from the results of the ``003_table3`` experiment.
+
+van Dijk, P. H. Nguyen, T. N. Nguyen, L. M. Nguyen, "Generalizing DP-SGD with Shuffling and Batch
+Clipping", App. H, Table 3 ("the best results among the different setups of Figure 1") and Figure 1
+(test accuracy of IC/BC/MC × SS/SH for |S_b| ∈ {64, …, 1024}).  Everything here reads the frames of
+:func:`dpcore.papers.p003_shuffling.training.cell_frame` and
+:func:`dpcore.experiments.history_frame`; nothing trains.  A cell without a result is listed as
+missing (on the figures and in the claim notes), never filled in.
+
+Accuracies are compared in percent, as Table 3 prints them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from dpcore.papers.p003_shuffling.claims import TABLE3_PRINTED
+from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
+from dpcore.plots import new_axes, series_style
+
+__all__ = [
+    "CELL_COLUMNS",
+    "reduced_note",
+    "data_provenance",
+    "missing_runs",
+    "table3_comparison",
+    "table3_claim_values",
+    "qualitative_values",
+    "table3_figure",
+    "fig1_epoch_curves",
+    "fig1_best_vs_batch",
+]
+
+CELL_COLUMNS = ("run", "status", "dataset", "sampling_label", "family", "batch_size", "clip_norm", "best_accuracy",
+                "final_accuracy", "epsilon_paper", "epsilon_standard")  # fmt: skip
+_NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
+_FAMILIES = ("IC", "BC", "MC")
+_MARGIN_PP = 1.0  # the qualitative claims' margin, percentage points (claims.py states it)
+
+
+def reduced_note(settings: GridSettings) -> str:
+    """How a reduced profile shrinks App. H (figure footers), e.g. "MNIST 4000 train / 1000 test, 3 epochs; …"."""
+    if not isinstance(settings, GridSettings):
+        raise ValueError(f"settings must be a training.GridSettings, got {type(settings).__name__}")
+    parts = []
+    for d in settings.datasets:
+        train = "all" if settings.train_size[d] is None else f"{settings.train_size[d]}"
+        test = "all" if settings.test_size[d] is None else f"{settings.test_size[d]}"
+        parts.append(f"{_NAMES.get(d, d)} {train} train / {test} test, {settings.epochs[d]} epochs")
+    batches = ", ".join(map(str, settings.batch_sizes))
+    tuning = f"C = {settings.c_grid[0]:g} fixed" if len(settings.c_grid) == 1 else "C tuned"
+    return "; ".join(parts) + f"; |S_b| ∈ {{{batches}}}; {tuning}"
+
+
+def data_provenance(settings: GridSettings, describe: Callable[[str, str], str]) -> str:
+    """The data of every data set of the grid: its training split's provenance, "+ test" (the test split of the
+    same source; ``describe`` is :func:`dpcore.data.provenance`)."""
+    if not isinstance(settings, GridSettings):
+        raise ValueError(f"settings must be a training.GridSettings, got {type(settings).__name__}")
+    if not callable(describe):
+        raise ValueError("describe must be callable (name, split) -> str, e.g. dpcore.data.provenance")
+    return "; ".join(f"{describe(d, 'train')} + test" for d in settings.datasets)
+
+
+def _check_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(cells, pd.DataFrame):
+        raise ValueError(f"cells must be a DataFrame from training.cell_frame, got {type(cells).__name__}")
+    lacking = [c for c in CELL_COLUMNS if c not in cells.columns]
+    if lacking:
+        raise ValueError(f"cells lacks column(s) {', '.join(lacking)} (use training.cell_frame)")
+    return cells
+
+
+def missing_runs(cells: pd.DataFrame) -> list[str]:
+    """Names of the Table 3 / Fig. 1 cells that have no result yet (status other than ``done``)."""
+    cells = _check_cells(cells)
+    return sorted(cells.loc[cells["status"] != "done", "run"])
+
+
+def _eps(value: Any) -> str:
+    v = float(value) if value is not None else math.nan
+    if math.isnan(v):
+        return "n/a"
+    return "∞" if math.isinf(v) else f"{v:.3g}"
+
+
+def table3_comparison(table: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 regenerated next to the printed one: one row per (data set, sampling, clipping) of the paper.
+
+    ``table`` is :func:`training.table3_frame` of ``cells``.  Accuracies in percent: ``printed_dp`` /
+    ``printed_nondp`` (Table 3), ``best_epoch_pct`` / ``final_epoch_pct`` of our best cell (selected on
+    its best epoch), ``nondp_best_pct`` (best non-private cell), its ``batch_size`` and ``clip_norm``,
+    ε(δ = 1e-5) under A_1 (``epsilon_A1``) and A_0 (``epsilon_A0``), and the cells still missing
+    (``missing_dp``: the family's; ``missing_nondp``: the sampling's non-private ones).
+    """
+    cells = _check_cells(cells)
+    if not isinstance(table, pd.DataFrame) or not {"dataset", "sampling", "clipping"} <= set(table.columns):
+        raise ValueError("table must be training.table3_frame(cells)")
+    rows = []
+    for (dataset, sampling, clipping), (dp, nondp) in TABLE3_PRINTED.items():
+        hit = table[(table["dataset"] == dataset) & (table["sampling"] == sampling) & (table["clipping"] == clipping)]
+        np_cells = cells[(cells["dataset"] == dataset) & (cells["sampling_label"] == sampling)
+                         & (cells["family"] == "NP")]  # fmt: skip
+        row: dict[str, Any] = {"dataset": dataset, "sampling": sampling, "clipping": clipping, "printed_dp": dp,
+                               "printed_nondp": nondp}  # fmt: skip
+        planned = not hit.empty
+        rec = hit.iloc[0] if planned else pd.Series(dtype=object)
+
+        def get(key: str, rec: pd.Series = rec) -> float:
+            value = rec.get(key)
+            return math.nan if value is None or pd.isna(value) else float(value)
+
+        row.update({
+            "best_epoch_pct": 100 * get("best_accuracy"), "final_epoch_pct": 100 * get("final_accuracy"),
+            "nondp_best_pct": 100 * get("nonprivate_best_accuracy"), "batch_size": get("batch_size"),
+            "clip_norm": get("clip_norm"), "epsilon_A1": get("epsilon_paper"), "epsilon_A0": get("epsilon_standard"),
+            "missing_dp": int(rec["missing"]) if planned else -1,
+            "missing_nondp": int((np_cells["status"] != "done").sum()) if len(np_cells) else -1,
+        })  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _complete(row: Mapping[str, Any], which: str) -> bool:
+    return int(row[f"missing_{which}"]) == 0
+
+
+def table3_claim_values(comparison: pd.DataFrame) -> dict[str, tuple[float | None, str]]:
+    """``{claim key: (our value in percent or None, note)}`` for the 24 numbers of Table 3.
+
+    A number is ours only when every cell it is the best of has a result (all |S_b| of the family, or
+    all non-private cells of the sampling); otherwise it is ``None`` (not-run) and the note says how
+    many cells are missing and the best so far.  A data set or family outside the profile's grid is
+    ``None`` with the note "not in this profile's grid".
+    """
+    out: dict[str, tuple[float | None, str]] = {}
+    for _, row in comparison.iterrows():
+        base = f"table3.{row['dataset']}.{row['sampling']}.{row['clipping']}"
+        for which, column in (("dp", "best_epoch_pct"), ("nondp", "nondp_best_pct")):
+            value = float(row[column])
+            missing = int(row[f"missing_{which}"])
+            if missing < 0:
+                out[f"{base}.{which}"] = (None, "not in this profile's grid")
+            elif missing > 0:
+                so_far = "none finished" if math.isnan(value) else f"best so far {value:.2f}"
+                out[f"{base}.{which}"] = (None, f"{missing} cell(s) missing; {so_far}")
+            else:
+                note = ""
+                if which == "dp":
+                    note = (f"|S_b| = {row['batch_size']:g}, C = {row['clip_norm']:g}; final epoch "
+                            f"{row['final_epoch_pct']:.2f}; ε(1e-5) A_1 {_eps(row['epsilon_A1'])}, "
+                            f"A_0 {_eps(row['epsilon_A0'])}")  # fmt: skip
+                out[f"{base}.{which}"] = (value, note)
+    return out
+
+
+def qualitative_values(comparison: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """The three qualitative claims of App. H / Table 3, each checked in every (data set, sampling) column.
+
+    ``table3.bc_comparable_to_ic``: best BC >= best IC − 1 pp; ``table3.mc_below_ic_and_bc``: best MC <
+    min(best IC, best BC); ``table3.dp_close_to_nonprivate``: max(best IC, best BC) >= non-private − 1 pp.
+    ``None`` (with the columns missing in the note) unless every needed cell has a result.
+    """
+    checks: dict[str, list[bool]] = {"bc_comparable_to_ic": [], "mc_below_ic_and_bc": [], "dp_close_to_nonprivate": []}
+    incomplete: list[str] = []
+    for (dataset, sampling), group in comparison.groupby(["dataset", "sampling"], sort=False):
+        by = group.set_index("clipping")
+        if not all(_complete(by.loc[f], "dp") for f in _FAMILIES) or not _complete(by.loc["IC"], "nondp"):
+            incomplete.append(f"{dataset}/{sampling}")
+            continue
+        ic, bc, mc = (float(by.loc[f, "best_epoch_pct"]) for f in _FAMILIES)
+        nondp = float(by.loc["IC", "nondp_best_pct"])
+        checks["bc_comparable_to_ic"].append(bc >= ic - _MARGIN_PP)
+        checks["mc_below_ic_and_bc"].append(mc < min(ic, bc))
+        checks["dp_close_to_nonprivate"].append(max(ic, bc) >= nondp - _MARGIN_PP)
+    out: dict[str, tuple[bool | None, str]] = {}
+    for name, results in checks.items():
+        if incomplete:
+            done = f"; holds in {sum(results)} of {len(results)} complete column(s)" if results else ""
+            out[f"table3.{name}"] = (None, f"columns with missing cells: {', '.join(incomplete)}{done}")
+        else:
+            out[f"table3.{name}"] = (bool(all(results)), "")
+    return out
+
+
+def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
+    """Table 3 as printed beside ours, one table per data set, every column labelled (missing cells say so)."""
+    if not isinstance(comparison, pd.DataFrame) or comparison.empty:
+        raise ValueError("comparison must be a non-empty frame from table3_comparison")
+    datasets = list(dict.fromkeys(comparison["dataset"]))
+    fig, axes = new_axes(1, len(datasets), width=14.0, height=1.9 * len(datasets) + 0.4)
+    header = ["sampling", "clipping", "printed DP / non-DP (%)", "ours best epoch (%)", "ours final epoch (%)",
+              "ours non-DP best (%)", "|S_b|, C", "ε A_1 (paper)", "ε A_0 (standard)"]  # fmt: skip
+    for ax, dataset in zip(axes[:, 0], datasets, strict=True):
+        ax.axis("off")
+        body = []
+        for _, r in comparison[comparison["dataset"] == dataset].iterrows():
+            def pct(value: float, missing: int) -> str:
+                text = "not in grid" if missing < 0 else ("—" if math.isnan(value) else f"{value:.2f}")
+                return text + (f" ({missing} missing)" if missing > 0 else "")
+
+            setup = "—" if math.isnan(r["batch_size"]) else f"{r['batch_size']:g}, {r['clip_norm']:g}"
+            body.append([r["sampling"], r["clipping"], f"{r['printed_dp']:g} / {r['printed_nondp']:g}",
+                         pct(r["best_epoch_pct"], r["missing_dp"]), pct(r["final_epoch_pct"], r["missing_dp"]),
+                         pct(r["nondp_best_pct"], r["missing_nondp"]), setup, _eps(r["epsilon_A1"]),
+                         _eps(r["epsilon_A0"])])  # fmt: skip
+        tab = ax.table(cellText=body, colLabels=header, bbox=(0.0, 0.0, 1.0, 1.0), cellLoc="center")
+        tab.auto_set_font_size(False)
+        tab.set_fontsize(7.5)
+        ax.set_title(f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5)", fontsize=9)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _curve_label(run: Mapping[str, Any], with_batch: bool = True) -> str:
+    parts = [f"|S_b|={int(run['batch_size'])}"] if with_batch else []
+    if run["family"] == "NP":
+        return ", ".join(parts + ["non-private"])
+    return ", ".join(parts + [f"σ={SIGMA:g}", f"C={run['clip_norm']:g}", f"ε A_1={_eps(run['epsilon_paper'])}",
+                              f"A_0={_eps(run['epsilon_standard'])}"])  # fmt: skip
+
+
+def fig1_epoch_curves(cells: pd.DataFrame, history: pd.DataFrame, *, title: str = "") -> tuple[Figure, pd.DataFrame]:
+    """Fig. 1 per family: test accuracy against epoch, one panel per (data set, sampling) × family.
+
+    Each curve (one per |S_b|) is labelled with σ, C and ε under A_1 and A_0; a panel lists its
+    missing cells.  Returns the figure and the plotted data (run, epoch, accuracy).
+    """
+    cells = _check_cells(cells)
+    if not isinstance(history, pd.DataFrame) or not {"run", "epoch", "accuracy"} <= set(history.columns):
+        raise ValueError("history must be dpcore.experiments.history_frame(...) (run, epoch, accuracy)")
+    rows = list(dict.fromkeys(zip(cells["dataset"], cells["sampling_label"], strict=True)))
+    families = [f for f in (*_FAMILIES, "NP") if f in set(cells["family"])]
+    fig, axes = new_axes(len(families), len(rows), width=4.3 * len(families), height=2.9 * len(rows) + 0.3)
+    for i, (dataset, sampling) in enumerate(rows):
+        for j, family in enumerate(families):
+            ax = axes[i, j]
+            sel = cells[(cells["dataset"] == dataset) & (cells["sampling_label"] == sampling)
+                        & (cells["family"] == family)]  # fmt: skip
+            done = sel[sel["status"] == "done"].sort_values("batch_size")
+            for k, (_, run) in enumerate(done.iterrows()):
+                h = history[history["run"] == run["run"]].sort_values("epoch")
+                ax.plot(h["epoch"], 100 * h["accuracy"], label=_curve_label(run), **series_style(k, n=5))
+            lost = sel[sel["status"] != "done"]["batch_size"].tolist()
+            if lost:
+                ax.text(0.02, 0.02, "missing: |S_b| = " + ", ".join(map(str, sorted(lost))), transform=ax.transAxes,
+                        fontsize=7, color="firebrick", va="bottom")  # fmt: skip
+            ax.set(title=f"{_NAMES.get(dataset, dataset)} {sampling} {family}", xlabel="epoch",
+                   ylabel="test accuracy (%)")  # fmt: skip
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            if len(done):
+                ax.legend(fontsize=6, loc="upper left", framealpha=0.85)
+    if title:
+        fig.suptitle(title)
+    data = history[history["run"].isin(cells["run"])].copy()
+    return fig, data.reset_index(drop=True)
+
+
+def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "") -> tuple[Figure, pd.DataFrame]:
+    """Fig. 1 summary: best test accuracy against |S_b| (log₂ axis), IC/BC/MC × SS/SH and the non-private line.
+
+    One panel per data set; curves labelled with σ, the C values and the range of ε under A_1 and A_0
+    over their points; missing cells are listed in the panel.  Returns the figure and the plotted data.
+    """
+    cells = _check_cells(cells)
+    datasets = list(dict.fromkeys(cells["dataset"]))
+    fig, axes = new_axes(len(datasets), 1, width=7.0 * len(datasets), height=5.0)
+    plotted = []
+    for ax, dataset in zip(axes[0], datasets, strict=True):
+        sub = cells[cells["dataset"] == dataset]
+        k = 0
+        for family in (*_FAMILIES, "NP"):
+            for sampling in ("SS", "SH"):
+                sel = sub[(sub["family"] == family) & (sub["sampling_label"] == sampling)]
+                done = sel[sel["status"] == "done"].sort_values("batch_size")
+                if done.empty:
+                    continue
+                if family == "NP":
+                    label = f"non-private {sampling}"
+                    style = {"color": "0.25", "linestyle": ":" if sampling == "SS" else "--", "marker": "x"}
+                else:
+                    clips = ", ".join(f"{c:g}" for c in sorted(set(done["clip_norm"])))
+                    a1 = sorted(float(v) for v in done["epsilon_paper"])
+                    a0 = [float(v) for v in done["epsilon_standard"] if not math.isnan(float(v))]
+                    a0_text = f"{_eps(min(a0))}–{_eps(max(a0))}" if a0 else "n/a"
+                    label = (f"{family} {sampling}: σ={SIGMA:g}, C∈{{{clips}}}, ε A_1 {_eps(a1[0])}–{_eps(a1[-1])},"
+                             f" A_0 {a0_text}")  # fmt: skip
+                    style = series_style(k, n=6)
+                    style.pop("markevery", None)
+                    k += 1
+                ax.plot(done["batch_size"], 100 * done["best_accuracy"].astype(float), label=label, **style)
+                plotted.append(done.assign(curve=label))
+        lost = sorted(sub.loc[sub["status"] != "done", "run"])
+        if lost:
+            more = f" … (+{len(lost) - 4})" if len(lost) > 4 else ""
+            shown = ", ".join(r.split("/", 1)[1] for r in lost[:4]) + more
+            ax.text(0.01, 0.01, f"missing {len(lost)} cell(s): {shown}", transform=ax.transAxes, fontsize=6.5,
+                    color="firebrick", va="bottom", wrap=True)  # fmt: skip
+        batches = sorted(set(sub["batch_size"]))
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(batches, [str(b) for b in batches])
+        ax.minorticks_off()
+        ax.set_xlim(batches[0] / 1.5, batches[-1] * 1.5)
+        ax.set(title=_NAMES.get(dataset, dataset), xlabel="|S_b| (log₂ axis)", ylabel="best test accuracy (%)")
+        if plotted and ax.get_lines():
+            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=1, frameon=False)
+    if title:
+        fig.suptitle(title)
+    data = pd.concat(plotted, ignore_index=True) if plotted else pd.DataFrame(columns=[*CELL_COLUMNS, "curve"])
+    return fig, data[[*CELL_COLUMNS, "curve"]]
+
