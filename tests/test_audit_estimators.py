@@ -111,9 +111,9 @@ def test_one_run_pure_dp_is_the_binomial_tail():
 
 def test_one_run_p_value_decreases_in_v_and_increases_in_eps():
     ps = [one_run_p_value(1000, 100, v, 1.0, 1e-5) for v in range(60, 100, 5)]
-    assert all(a >= b for a, b in zip(ps, ps[1:]))
+    assert all(a >= b for a, b in zip(ps, ps[1:], strict=False))
     qs = [one_run_p_value(1000, 100, 90, e, 1e-5) for e in (0.5, 1.0, 2.0, 4.0)]
-    assert all(a <= b for a, b in zip(qs, qs[1:]))
+    assert all(a <= b for a, b in zip(qs, qs[1:], strict=False))
 
 
 def test_one_run_bound_on_randomised_response():

@@ -124,12 +124,16 @@ def dirac_updates(setting: DiracSetting, runs: int, *, canary: bool, seed: int =
         model = nn.Linear(n, 1, bias=False, dtype=torch.float64)
         nn.init.zeros_(model.weight)
         iterates = [model.weight.detach().reshape(-1).clone()]
+
+        def observe(t: Trainer, seen: list[Tensor] = iterates) -> None:
+            seen.append(t.params[0].detach().reshape(-1).clone())
+
         trainer = Trainer(
             model,
             (x, torch.zeros(n, dtype=torch.float64)),
             setting.config(derive_seed(seed, "dirac", int(canary), b)),
             loss=_linear_loss,
-            on_step=lambda t: iterates.append(t.params[0].detach().reshape(-1).clone()),
+            on_step=observe,
         )
         result = trainer.run()
         record = result.record
