@@ -10,7 +10,7 @@ If an audit's lower bound exceeds the ε the accountant claims, the implementati
 """
 
 from dpcore.audit.broken import BROKEN, broken, clipping_disabled, noise_scaled, noise_seed_reused
-from dpcore.audit.dirac import SCORES, DiracSetting, audit_dirac, dirac_scores, dirac_updates
+from dpcore.audit.dirac import SCORES, DiracSetting, audit_dirac, audit_one_run, dirac_scores, dirac_updates
 from dpcore.audit.estimators import (
     ThresholdBound,
     clopper_pearson,
@@ -30,6 +30,7 @@ __all__ = [
     "ThreatModel",
     "ThresholdBound",
     "audit_dirac",
+    "audit_one_run",
     "broken",
     "clipping_disabled",
     "clopper_pearson",

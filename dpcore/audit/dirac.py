@@ -39,14 +39,14 @@ from torch import Tensor, nn
 
 from dpcore.accounting.records import epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
-from dpcore.audit.estimators import select_threshold, threshold_epsilon
+from dpcore.audit.estimators import one_run_epsilon, select_threshold, threshold_epsilon
 from dpcore.audit.threat import ITERATES, AuditResult, ThreatModel
 from dpcore.training.config import TrainConfig
 from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
-__all__ = ["DiracSetting", "SCORES", "dirac_updates", "dirac_scores", "audit_dirac"]
+__all__ = ["DiracSetting", "SCORES", "dirac_updates", "dirac_scores", "audit_dirac", "audit_one_run"]
 
 SCORES = ("sum", "likelihood", "spread")
 _SCORES_FOR = {"all": SCORES, "last": ("sum",)}
@@ -107,6 +107,25 @@ class DiracSetting:
         )
 
 
+def _train_block(setting: DiracSetting, present: Tensor, seed: int) -> tuple[np.ndarray, RunRecord]:
+    """Train one block: coordinate r holds canary r when ``present[r]`` (else an example with gradient 0)."""
+    n = setting.block
+    x = torch.diag(present.to(torch.float64) * setting.canary)
+    model = nn.Linear(n, 1, bias=False, dtype=torch.float64)
+    nn.init.zeros_(model.weight)
+    iterates = [model.weight.detach().reshape(-1).clone()]
+
+    def observe(t: Trainer) -> None:
+        iterates.append(t.params[0].detach().reshape(-1).clone())
+
+    trainer = Trainer(
+        model, (x, torch.zeros(n, dtype=torch.float64)), setting.config(seed), loss=_linear_loss, on_step=observe
+    )
+    result = trainer.run()
+    w = torch.stack(iterates)  # (T + 1, n)
+    return (w[:-1] - w[1:]).T.numpy(), result.record  # U_k = w_k − w_{k+1} (lr = 1, plain SGD)
+
+
 def dirac_updates(setting: DiracSetting, runs: int, *, canary: bool, seed: int = 0) -> tuple[np.ndarray, RunRecord]:
     """U_k[j] of ``runs`` independent DP-SGD runs (shape (runs, steps)) with or without the Dirac canary, each
     run trained by :class:`dpcore.training.Trainer`; also the run record of the last block (every block has
@@ -116,31 +135,11 @@ def dirac_updates(setting: DiracSetting, runs: int, *, canary: bool, seed: int =
     runs = check_positive_int("runs", runs)
     if runs % setting.block:
         raise ValueError(f"runs must be a multiple of setting.block={setting.block}, got {runs}")
-    n = setting.block
-    out = []
-    record = None
-    for b in range(runs // n):
-        x = setting.canary * torch.eye(n, dtype=torch.float64) if canary else torch.zeros(n, n, dtype=torch.float64)
-        model = nn.Linear(n, 1, bias=False, dtype=torch.float64)
-        nn.init.zeros_(model.weight)
-        iterates = [model.weight.detach().reshape(-1).clone()]
-
-        def observe(t: Trainer, seen: list[Tensor] = iterates) -> None:
-            seen.append(t.params[0].detach().reshape(-1).clone())
-
-        trainer = Trainer(
-            model,
-            (x, torch.zeros(n, dtype=torch.float64)),
-            setting.config(derive_seed(seed, "dirac", int(canary), b)),
-            loss=_linear_loss,
-            on_step=observe,
-        )
-        result = trainer.run()
-        record = result.record
-        w = torch.stack(iterates)  # (T + 1, n)
-        out.append((w[:-1] - w[1:]).T.numpy())  # U_k = w_k − w_{k+1} (lr = 1, plain SGD)
-    assert record is not None
-    return np.concatenate(out), record
+    present = torch.full((setting.block,), bool(canary))
+    blocks = [
+        _train_block(setting, present, derive_seed(seed, "dirac", int(canary), b)) for b in range(runs // setting.block)
+    ]
+    return np.concatenate([u for u, _ in blocks]), blocks[-1][1]
 
 
 def dirac_scores(updates: np.ndarray, setting: DiracSetting, score: str) -> np.ndarray:
@@ -204,3 +203,48 @@ def audit_dirac(
         runs=e_in.size,
     )
     return AuditResult(mechanism, threat, bound.epsilon, bound.point, claimed, delta, score, bound.threshold)
+
+
+def audit_one_run(
+    setting: DiracSetting,
+    *,
+    guesses: int,
+    delta: float,
+    confidence: float = 0.95,
+    seed: int = 0,
+    mechanism: str = "DP-SGD (Poisson, individual clipping), one run",
+) -> AuditResult:
+    """One-run audit (Steinke, Nasr, Jagielski 2023, §5 and Thm 5.2): ONE training run of ``setting.block``
+    Dirac canaries, each included independently with probability ½ (coordinate r holds canary r or an example
+    with gradient 0); the adversary sees every update, scores each canary by the likelihood score and guesses
+    "in" for the ``guesses``/2 highest and "out" for the ``guesses``/2 lowest scores (abstaining on the rest).
+    The number of correct guesses gives the lower bound of :func:`dpcore.audit.estimators.one_run_epsilon`."""
+    if not isinstance(setting, DiracSetting):
+        raise ValueError("setting must be a DiracSetting")
+    m = setting.block
+    guesses = check_positive_int("guesses", guesses, minimum=2)
+    if guesses > m or guesses % 2:
+        raise ValueError(f"guesses must be an even number in [2, m={m}], got {guesses}")
+    delta = check_open_unit("delta", delta)
+    confidence = check_open_unit("confidence", confidence)
+    gen = torch.Generator().manual_seed(derive_seed(seed, "one-run", "membership"))
+    present = torch.rand(m, generator=gen) < 0.5
+    updates, record = _train_block(setting, present, derive_seed(seed, "one-run", "train"))
+    scores = dirac_scores(updates, setting, "likelihood")
+    order = np.argsort(scores, kind="stable")
+    k = guesses // 2
+    truth = present.numpy()
+    correct = int(truth[order[-k:]].sum() + (~truth[order[:k]]).sum())
+    bound = one_run_epsilon(m, guesses, correct, delta=delta, confidence=confidence)
+    threat = ThreatModel(
+        iterates="all",
+        neighbouring="add/remove",
+        canary=f"{m} gradient-space Dirac canaries of norm {setting.canary:g}, each in w.p. 1/2; "
+        f"{correct}/{guesses} guesses right",
+        estimator="one-run",
+        confidence=confidence,
+        runs=1,
+    )
+    return AuditResult(
+        mechanism, threat, bound, math.nan, epsilon_for_record(record, delta), delta, "likelihood", math.nan
+    )
