@@ -11,6 +11,7 @@ from dpcore.audit import (
     DiracSetting,
     ThreatModel,
     audit_dirac,
+    audit_one_run,
     broken,
     dirac_scores,
     dirac_updates,
@@ -101,3 +102,20 @@ def test_scores_and_validation():
         audit_dirac(SETTING, 2000, delta=DELTA, iterates="some")
     with pytest.raises(ValueError, match="estimator"):
         ThreatModel("all", "add/remove", "x", "guess", 0.95, 10)
+
+
+def test_one_run_audit_stays_below_and_has_power():
+    setting = DiracSetting(noise_multiplier=2.0, sample_rate=0.5, steps=8, block=4000)
+    result = audit_one_run(setting, guesses=400, delta=1e-5, seed=0)
+    assert result.threat.estimator == "one-run" and result.threat.runs == 1
+    assert 0.5 < result.epsilon_lower <= result.epsilon_claimed
+    with pytest.raises(ValueError, match="guesses"):
+        audit_one_run(setting, guesses=401, delta=1e-5)
+
+
+def test_modelmix_mixed_states_stay_below_the_amplified_epsilon():
+    setting = DiracSetting(2.0, 0.5, 8, block=1000, reduce="mean", modelmix_tau_ratio=0.01)
+    result = audit_dirac(setting, 6000, delta=DELTA, seed=4, mechanism="ModelMix")
+    plain = dpsgd_epsilon(2.0, sample_rate=0.5, steps=8, delta=DELTA)
+    assert result.epsilon_claimed < plain  # the amplified ε (the accountant's choice for a ModelMix record)
+    assert result.epsilon_lower <= result.epsilon_claimed

@@ -42,6 +42,7 @@ from dpcore.accounting.run_record import RunRecord
 from dpcore.audit.estimators import one_run_epsilon, select_threshold, threshold_epsilon
 from dpcore.audit.threat import ITERATES, AuditResult, ThreatModel
 from dpcore.training.config import TrainConfig
+from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
@@ -68,8 +69,13 @@ class DiracSetting:
     clip_norm: float = 1.0
     canary_norm: float | None = None
     block: int = 1000  # runs per trainer call (one model coordinate per run)
+    reduce: str = "sum"
+    modelmix_tau_ratio: float | None = None  # ModelMix (Xiao, Wan, Devadas, Algorithm 1) with τ_k = ρ·η_k
 
     def __post_init__(self) -> None:
+        check_choice("reduce", self.reduce, ("sum", "mean"))
+        if self.modelmix_tau_ratio is not None:
+            check_positive("modelmix_tau_ratio", self.modelmix_tau_ratio)
         check_positive("noise_multiplier", self.noise_multiplier)
         check_rate("sample_rate", self.sample_rate)
         check_positive_int("steps", self.steps)
@@ -98,8 +104,9 @@ class DiracSetting:
             clipping="individual",
             clip_norm=self.clip_norm,
             noise_multiplier=self.noise_multiplier,
-            reduce="sum",
+            reduce=self.reduce,
             lr=1.0,
+            modelmix=None if self.modelmix_tau_ratio is None else ModelMixConfig(self.modelmix_tau_ratio),
             optimizer="sgd",
             seed=seed,
             device="cpu",
@@ -123,7 +130,10 @@ def _train_block(setting: DiracSetting, present: Tensor, seed: int) -> tuple[np.
     )
     result = trainer.run()
     w = torch.stack(iterates)  # (T + 1, n)
-    return (w[:-1] - w[1:]).T.numpy(), result.record  # U_k = w_k − w_{k+1} (lr = 1, plain SGD)
+    # U_k = D·(w_k − w_{k+1}) (lr = 1, plain SGD; D = 1 for reduce="sum"); with ModelMix the observed iterates
+    # are mixed states and the difference also carries the mixing noise
+    scale = trainer.privatizer.denominator(round(setting.sample_rate * n))
+    return ((w[:-1] - w[1:]) * scale).T.numpy(), result.record
 
 
 def dirac_updates(setting: DiracSetting, runs: int, *, canary: bool, seed: int = 0) -> tuple[np.ndarray, RunRecord]:

@@ -28,6 +28,7 @@ CORRECT_KEYS = {
     "all_small_delta": "audit.dpsgd.all_iterates_small_delta.lb_le_eps",
     "last": "audit.dpsgd.last_iterate.lb_le_eps",
     "one_run": "audit.dpsgd.one_run.lb_le_eps",
+    "modelmix": "audit.modelmix.mixed_states.lb_le_eps",
 }
 BROKEN_KEYS = {
     "clipping-disabled": "audit.broken.clipping_disabled.flagged",
@@ -40,6 +41,8 @@ _WHAT = {
     "all_small_delta": "DP-SGD (Poisson, individual clipping), every update observed, many runs, small δ",
     "last": "DP-SGD (Poisson, individual clipping), only the final model observed, many runs",
     "one_run": "DP-SGD (Poisson, individual clipping), every update observed, one run with many canaries",
+    "modelmix": "ModelMix (τ = 0.01η, Poisson, individual clipping), every mixed state observed, against its "
+    "amplified ε (RDP accountant of Xiao, Wan, Devadas)",
 }
 _BROKEN_WHAT = {
     "clipping-disabled": "DP-SGD with clipping disabled (canary gradient norm 10 C)",

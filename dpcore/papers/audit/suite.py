@@ -1,5 +1,6 @@
 """The audits of the privacy-audit notebook: DP-SGD with every update observed, with the last iterate only, in
-one run, and the broken variants, each against the accountant's ε of the same configuration.
+one run, ModelMix with only its mixed states observed (against its amplified ε), and the broken variants,
+each against the accountant's ε of the same configuration.
 
 Every audit is :mod:`dpcore.audit` run through :class:`dpcore.training.Trainer` with gradient-space Dirac
 canaries (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine Learning", §4).
@@ -19,6 +20,8 @@ __all__ = ["SETTING", "run_suite", "suite_figure"]
 
 #: σ = 2, Poisson rate q = 1/2, T = 8 rounds, C = 1: ε ≈ 2.37 at δ = 1e-3 and ≈ 4.4 at δ = 1e-5 (PLD)
 SETTING = dict(noise_multiplier=2.0, sample_rate=0.5, steps=8, clip_norm=1.0)
+#: ModelMix's τ_k = ρ·η_k with the averaged update (reduce="mean"): u = ρ·q·n/C = 5 in the accountant's units
+MODELMIX_TAU_RATIO = 0.01
 #: the canary of the clipping-disabled variant has gradient norm 10 C
 BROKEN_CANARY_NORM = 10.0
 
@@ -67,6 +70,8 @@ def run_suite(
             ),
         ),
     ]
+    mixed = DiracSetting(**SETTING, block=block, reduce="mean", modelmix_tau_ratio=MODELMIX_TAU_RATIO)
+    results.append(("modelmix", audit_dirac(mixed, runs, delta=delta, mechanism="ModelMix, mixed states", **common)))
     for name in BROKEN:
         canary = BROKEN_CANARY_NORM if name == "clipping-disabled" else None
         with broken(name):
