@@ -189,6 +189,28 @@ register(
 )
 
 
+def _audit_arguments(parser: argparse.ArgumentParser) -> None:
+    from dpcore.audit import cli as audit_cli
+
+    audit_cli.add_arguments(parser)
+
+
+def _run_audit(args: argparse.Namespace) -> int:
+    from dpcore.audit import cli as audit_cli
+
+    return int(audit_cli.run(args))
+
+
+register(
+    Command(
+        "audit",
+        "empirical ε lower bound of a DP-SGD configuration (Dirac canaries) next to the accountant's ε",
+        _audit_arguments,
+        _run_audit,
+    )
+)
+
+
 # --------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
     """The ``dpcore`` parser with one subparser per registered command."""

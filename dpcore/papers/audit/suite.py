@@ -1,0 +1,115 @@
+"""The audits of the privacy-audit notebook: DP-SGD with every update observed, with the last iterate only, in
+one run, ModelMix with only its mixed states observed (against its amplified ε), and the broken variants,
+each against the accountant's ε of the same configuration.
+
+Every audit is :mod:`dpcore.audit` run through :class:`dpcore.training.Trainer` with gradient-space Dirac
+canaries (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine Learning", §4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from dpcore.audit import BROKEN, DiracSetting, audit_dirac, audit_one_run, broken
+from dpcore.plots import new_axes, series_style
+from dpcore.validation import check_open_unit, check_positive_int
+
+__all__ = ["SETTING", "run_suite", "suite_figure"]
+
+#: σ = 2, Poisson rate q = 1/2, T = 8 rounds, C = 1: ε ≈ 2.37 at δ = 1e-3 and ≈ 4.4 at δ = 1e-5 (PLD)
+SETTING = dict(noise_multiplier=2.0, sample_rate=0.5, steps=8, clip_norm=1.0)
+#: ModelMix's τ_k = ρ·η_k with the averaged update (reduce="mean"): u = ρ·q·n/C = 5 in the accountant's units
+MODELMIX_TAU_RATIO = 0.01
+#: the canary of the clipping-disabled variant has gradient norm 10 C
+BROKEN_CANARY_NORM = 10.0
+
+
+def run_suite(
+    *,
+    runs: int,
+    broken_runs: int,
+    one_run_canaries: int,
+    one_run_guesses: int,
+    delta: float,
+    delta_small: float,
+    confidence: float = 0.95,
+    block: int = 1000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """One row per audit (:meth:`dpcore.audit.AuditResult.as_row` plus ``label``, the row's name in
+    :mod:`dpcore.papers.audit.claims`, and ``kind``: ``correct`` or ``broken``).
+
+    ``runs`` / ``broken_runs``: runs per world (half select the test, half give the bound); ``delta`` the δ of
+    the many-runs audits and ``delta_small`` the δ of one more all-iterates audit and of the one-run audit (whose
+    δ term 2mδ of Steinke et al.'s Thm 5.2 grows with the number m of canaries: δ = 1e-3 with m = 10,000 would
+    certify nothing).  The one-run audit guesses ``one_run_guesses`` canaries (half "in", half "out").
+    """
+    runs = check_positive_int("runs", runs, minimum=2 * block)
+    broken_runs = check_positive_int("broken_runs", broken_runs, minimum=2 * block)
+    one_run_canaries = check_positive_int("one_run_canaries", one_run_canaries, minimum=2)
+    delta, delta_small = check_open_unit("delta", delta), check_open_unit("delta_small", delta_small)
+    setting = DiracSetting(**SETTING, block=block)
+    common = dict(confidence=confidence, seed=seed)
+    results = [
+        ("all", audit_dirac(setting, runs, delta=delta, mechanism="DP-SGD, all iterates", **common)),
+        ("all_small_delta", audit_dirac(setting, runs, delta=delta_small, mechanism="DP-SGD, all iterates", **common)),
+        (
+            "last",
+            audit_dirac(setting, runs, delta=delta, iterates="last", mechanism="DP-SGD, last iterate", **common),
+        ),
+        (
+            "one_run",
+            audit_one_run(
+                DiracSetting(**SETTING, block=one_run_canaries),
+                guesses=one_run_guesses,
+                delta=delta_small,
+                mechanism="DP-SGD, one run",
+                **common,
+            ),
+        ),
+    ]
+    mixed = DiracSetting(**SETTING, block=block, reduce="mean", modelmix_tau_ratio=MODELMIX_TAU_RATIO)
+    results.append(("modelmix", audit_dirac(mixed, runs, delta=delta, mechanism="ModelMix, mixed states", **common)))
+    for name in BROKEN:
+        canary = BROKEN_CANARY_NORM if name == "clipping-disabled" else None
+        with broken(name):
+            result = audit_dirac(
+                DiracSetting(**SETTING, canary_norm=canary, block=block),
+                broken_runs,
+                delta=delta,
+                mechanism=f"BROKEN: {name}",
+                **common,
+            )
+        results.append((name, result))
+    rows = [{"label": label, "kind": "broken" if label in BROKEN else "correct", **r.as_row()} for label, r in results]
+    return pd.DataFrame(rows)
+
+
+def suite_figure(table: pd.DataFrame, *, title: str = "") -> Figure:
+    """Horizontal bars: the lower bound (at its confidence) per audit, the point estimate and the claimed ε."""
+    if table.empty:
+        raise ValueError("table must have at least one audit row")
+    fig, axes = new_axes(1, width=7.5, height=0.55 * len(table) + 1.6)
+    ax = axes[0, 0]
+    labels = [
+        f"{m}\nδ={d:g}, {t}" for m, d, t in zip(table.mechanism, table.delta, table.threat_estimator, strict=True)
+    ]
+    pos = np.arange(len(table))[::-1]
+    colours = [series_style(0 if k == "correct" else 3, n=4, markers=False)["color"] for k in table.kind]
+    lower = np.minimum(table.epsilon_lower.to_numpy(float), 12.0)
+    ax.barh(pos, lower, height=0.5, color=colours, alpha=0.8, label="lower bound (95 % conf.)")
+    ax.scatter(table.epsilon_claimed, pos, marker="|", s=400, color="black", zorder=3, label="accountant ε")
+    point = table.epsilon_point.to_numpy(float)
+    ok = np.isfinite(point)
+    ax.scatter(np.minimum(point[ok], 12.0), pos[ok], marker="o", s=18, color="0.3", zorder=3, label="point estimate")
+    right = np.nanmax(np.vstack([lower, np.where(np.isfinite(point), np.minimum(point, 12.0), 0.0),
+                                 table.epsilon_claimed.to_numpy(float)]), axis=0)  # fmt: skip
+    for p, lb, x, flag in zip(pos, lower, right, table.flagged, strict=True):
+        ax.annotate(f"{lb:.2f}" + ("  FLAGGED" if flag else ""), (x, p), xytext=(6, -3), textcoords="offset points",
+                    fontsize=7, color="firebrick" if flag else "black")  # fmt: skip
+    ax.set_yticks(pos, labels, fontsize=7)
+    ax.set(xlabel="ε", title=title, xlim=(0, 13.5))
+    ax.legend(loc="upper right", fontsize=7)
+    return fig
