@@ -237,8 +237,9 @@ def make_client(spec: SiloSpec, seed: int) -> Any:
 
 
 def make_strategy(plan: IsrlPlan, *, observer=None) -> Any:
-    """The server of Noisy ISRL-DP MB-SGD as a Flower ``Strategy``; ``observer(round, silo, message)`` sees
-    every message as it arrives (a test hook).  After the run ``strategy.output`` is the model [k, d]."""
+    """The server of Noisy ISRL-DP MB-SGD as a Flower ``Strategy``; ``observer(round, silo, model, message)``
+    sees every message as it arrives, with the model the round sent (a test hook).  After the run
+    ``strategy.output`` is the model [k, d]."""
     from flwr.common import FitIns, GetPropertiesIns, ndarrays_to_parameters, parameters_to_ndarrays
     from flwr.server.strategy import Strategy
 
@@ -285,7 +286,7 @@ def make_strategy(plan: IsrlPlan, *, observer=None) -> Any:
                 silo = int(res.metrics["silo"])
                 msg = parameters_to_ndarrays(res.parameters)[0]
                 if observer is not None:
-                    observer(server_round, silo, msg.copy())
+                    observer(server_round, silo, self.w.numpy().copy(), msg.copy())
                 got[silo] = torch.as_tensor(msg)
             messages = torch.stack([got[i] for i in self.chosen])[None, :, None]  # [1, M, 1, k, d]
             step = torch.tensor([plan.stepsize], dtype=torch.float64).to(torch.float32)[None, :, None, None]
