@@ -1,4 +1,7 @@
-"""dpcore.experiments.ray_backend: a tiny grid as Ray tasks gives the local backend's results; failures are isolated."""
+"""dpcore.experiments.ray_backend: a tiny grid as Ray tasks gives the local backend's results; failures are isolated.
+
+The scheduling logic is also tested against an in-process stand-in for ``ray`` (no extra needed); the tests
+marked by the ``ray_instance`` fixture start a real local Ray instance (extra ``scale``)."""
 
 from __future__ import annotations
 
@@ -10,14 +13,12 @@ import numpy as np
 import pytest
 import torch
 
-from dpcore.experiments import adapters, cli, datasets, registry
+from dpcore.experiments import adapters, cli, datasets, ray_backend, registry
 from dpcore.experiments.config import RunConfig
 from dpcore.experiments.ray_backend import format_seconds, run_experiment_ray
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun
 from dpcore.experiments.runner import run_experiment
 from dpcore.paths import build_dir
-
-ray = pytest.importorskip("ray")
 
 torch.set_num_threads(1)
 
@@ -70,6 +71,7 @@ BROKEN = Experiment("tiny-ray-broken", "a grid with one run that fails", _broken
 @pytest.fixture(scope="module")
 def ray_instance():
     """One local Ray instance (2 CPUs) for the module; its temp files under build/ (RAY_TMPDIR)."""
+    ray = pytest.importorskip("ray")
     tmp = build_dir() / "ray"
     tmp.mkdir(parents=True, exist_ok=True)
     old = os.environ.get("RAY_TMPDIR")
@@ -153,3 +155,87 @@ def test_bad_arguments_raise_value_error():
         run_experiment_ray("tiny-ray", "quick", num_cpus=0)
     with pytest.raises(ValueError, match="address"):
         run_experiment_ray("tiny-ray", "quick", address="")
+
+
+# ------------------------------------------------------------------ the scheduler, with an in-process stand-in for ray
+class _FakeRayError(Exception):
+    pass
+
+
+class _Ref:
+    def __init__(self, fn, args):
+        try:
+            self.value, self.error = fn(*args), None
+        except Exception as exc:  # what a Ray worker does: keep the task's exception for ray.get
+            self.value, self.error = None, exc
+
+
+class _FakeRay:
+    """Runs each task at submission, in this process; ``wait`` returns the oldest reference."""
+
+    exceptions = type("exceptions", (), {"RayError": _FakeRayError})
+
+    def __init__(self, resources):
+        self.resources, self.started, self.init_kwargs, self.options = resources, False, None, None
+        self.by_value: list[str] = []
+        self.cloudpickle = type("cp", (), {"register_pickle_by_value": lambda _, m: self.by_value.append(m.__name__)})()
+
+    def is_initialized(self):
+        return self.started
+
+    def init(self, **kwargs):
+        self.started, self.init_kwargs = True, kwargs
+
+    def shutdown(self):
+        self.started = False
+
+    def cluster_resources(self):
+        return dict(self.resources)
+
+    def remote(self, **options):
+        self.options = options
+        task = type("task", (), {"remote": staticmethod(lambda *args: _Ref(fn, args))})
+        fn = None
+
+        def wrap(f):
+            nonlocal fn
+            fn = f
+            return task
+
+        return wrap
+
+    def wait(self, refs, num_returns=1):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        if ref.error is not None:
+            raise _FakeRayError(f"task failed: {ref.error!r}") from ref.error
+        return ref.value
+
+
+@pytest.mark.parametrize("resources, options", [({"CPU": 2.0}, {"num_cpus": 1}), ({"CPU": 8.0, "GPU": 2.0},
+                                                                                  {"num_gpus": 1})])  # fmt: skip
+def test_scheduler_with_a_stand_in_ray(tmp_path, monkeypatch, resources, options):
+    fake = _FakeRay(resources)
+    monkeypatch.setattr(ray_backend, "require", lambda name: fake)
+    run_experiment("tiny-ray-broken", "quick", only=["a", "b"], results_root=tmp_path / "local",
+                   checkpoints_root=tmp_path / "ck1", progress="none")  # fmt: skip
+    out = io.StringIO()
+    outcomes = run_experiment_ray("tiny-ray-broken", "quick", results_root=tmp_path / "ray",
+                                  checkpoints_root=tmp_path / "ck2", stream=out)  # fmt: skip
+    assert fake.init_kwargs["num_cpus"] == 2 and not fake.started  # a local instance, stopped at the end
+    assert fake.options == {"max_retries": 0, **options}
+    assert __name__ in fake.by_value  # this module's plan and loaders travel by value
+    assert {o.name: o.status for o in outcomes} == {"a": "trained", "b": "trained", "broken": "failed"}
+    text = out.getvalue()
+    assert "FAILED broken" in text and "tiny-ray-broken" in text.split("FAILED broken", 1)[1]
+    done = [ln for ln in text.splitlines() if " done " in ln]
+    assert len(done) == 2 and all(" to go, about " in ln for ln in done)
+    assert _results(tmp_path / "local", "tiny-ray-broken") == _results(tmp_path / "ray", "tiny-ray-broken")
+    # joining a cluster: no local instance is started with our core count
+    fake2 = _FakeRay(resources)
+    monkeypatch.setattr(ray_backend, "require", lambda name: fake2)
+    again = run_experiment_ray("tiny-ray-broken", "quick", results_root=tmp_path / "ray",
+                               checkpoints_root=tmp_path / "ck2", address="auto", stream=io.StringIO())  # fmt: skip
+    assert fake2.init_kwargs == {"address": "auto", "log_to_driver": False}
+    assert {o.name: o.status for o in again} == {"a": "skipped", "b": "skipped", "broken": "failed"}

@@ -112,12 +112,12 @@ def run_experiment_ray(
     default).  Returns one :class:`~dpcore.experiments.runner.Outcome` per selected run, with status
     ``"trained"``, ``"skipped"``, ``"waiting"`` (its dependencies did not finish) or ``"failed"``.
     """
-    ray = require("ray")
     num_cpus = check_positive_int("num_cpus", num_cpus)
     if threads is not None:
         threads = check_positive_int("threads", threads)
     if address is not None and (not isinstance(address, str) or not address):
         raise ValueError(f"address must be a non-empty str such as 'auto' or 'ray://host:10001', got {address!r}")
+    ray = require("ray")
     exp = get(experiment) if isinstance(experiment, str) else experiment
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     store = Store(profile, exp.name, store.results_root.resolve(), store.checkpoints_root.resolve())
