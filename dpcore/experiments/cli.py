@@ -1,6 +1,7 @@
 """Command line of the experiment runner.
 
-``python -m dpcore.experiments run <name> --profile quick|paper [--only GLOB]... [--dry-run] [--force]``
+``python -m dpcore.experiments run <name> --profile quick|paper [--only GLOB]... [--dry-run] [--force]
+[--backend local|ray [--address ADDR] [--workers N]]``
 and ``python -m dpcore.experiments list``; :func:`add_subparser` mounts the same commands as
 ``python -m dpcore experiment ...`` on the package's main parser.
 """
@@ -17,12 +18,14 @@ from dpcore.experiments.adapters import DatasetUnavailable
 from dpcore.experiments.config import PROFILES
 from dpcore.experiments.dryrun import dry_run
 from dpcore.experiments.progress import PROGRESS_MODES
+from dpcore.experiments.ray_backend import MissingExtra
 from dpcore.experiments.registry import get, names
 from dpcore.experiments.runner import run_experiment
 from dpcore.experiments.store import Store
 
 __all__ = ["main", "add_subparser", "add_arguments", "build_parser", "dispatch", "HELP"]
 
+BACKENDS = ("local", "ray")
 HELP = "run or list training experiments (cached, resumable, --dry-run)"
 
 
@@ -43,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--results", default=None, help="results root (default: results/ of the checkout)")
     run.add_argument("--checkpoints", default=None, help="checkpoints root (default: build/checkpoints/)")
     run.add_argument("--no-synthetic", action="store_true", help="dry run: fail when data files are missing")
+    run.add_argument("--backend", choices=BACKENDS, default="local",
+                     help="local: one run after the other in this process; ray: one Ray task per run (extra 'scale')")
+    run.add_argument("--address", default=None,
+                     help="ray: join this cluster ('auto', 'ray://host:10001'); default: start a local instance")
+    run.add_argument("--workers", type=int, default=2, help="ray: CPU cores of the local instance (default 2)")
     lst = sub.add_parser("list", help="list experiments (with --profile: their runs and status)")
     lst.add_argument("--profile", choices=PROFILES, default=None)
     lst.add_argument("--results", default=None)
@@ -80,7 +88,7 @@ def dispatch(args: argparse.Namespace) -> int:
     """Execute a parsed ``run`` or ``list`` command; returns the exit status (2 for a refused input)."""
     try:
         return _dispatch(args)
-    except (ValueError, DatasetUnavailable) as exc:  # bad names, profiles, configurations, missing data
+    except (ValueError, DatasetUnavailable, MissingExtra) as exc:  # bad inputs, missing data or extra
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
@@ -93,15 +101,27 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise ValueError(f"threads must be >= 1, got {args.threads}")
         torch.set_num_threads(args.threads)
     common = dict(only=args.only, results_root=args.results, checkpoints_root=args.checkpoints)
+    if args.backend != "ray" and args.address is not None:
+        raise ValueError("--address needs --backend ray")
     if args.dry_run:
+        if args.backend != "local":
+            raise ValueError("--dry-run measures step times on this machine: use it with --backend local")
         dry_run(args.name, args.profile, synthetic_ok=not args.no_synthetic, **common)
         return 0
-    outcomes = run_experiment(args.name, args.profile, force=args.force, progress=args.progress, **common)
+    if args.backend == "ray":
+        from dpcore.experiments.ray_backend import run_experiment_ray
+
+        outcomes = run_experiment_ray(
+            args.name, args.profile, force=args.force, address=args.address, num_cpus=args.workers,
+            threads=args.threads if args.threads is not None else 1, **common,
+        )  # fmt: skip
+    else:
+        outcomes = run_experiment(args.name, args.profile, force=args.force, progress=args.progress, **common)
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
     print(f"{args.name} ({args.profile}): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    return 0
+    return 1 if counts.get("failed") else 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

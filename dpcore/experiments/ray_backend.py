@@ -1,0 +1,219 @@
+"""Run an experiment's grid on Ray: each unfinished run is one Ray task (optional extra ``scale``).
+
+:func:`run_experiment_ray` does what :func:`dpcore.experiments.runner.run_experiment` does -- plan,
+skip runs that have a result, train the others with :func:`~dpcore.experiments.runner.run_one`, which
+writes the run's result file -- but submits every ready run at once as a Ray task (one GPU per task
+when the cluster has GPUs, one CPU core otherwise) and re-plans whenever a task finishes, so runs
+that wait for earlier results (a clip norm tuned on a validation split) are submitted once they are
+ready.  A failed task is reported with its configuration; the other tasks go on.  One line per
+finished run gives its wall time and an estimate of the time the grid still needs.
+
+The tasks write to the driver's results and checkpoints folders, so on a cluster of several machines
+those must be a shared file system (or give ``results_root`` on one).  Without ``address`` a local
+Ray instance with ``num_cpus`` cores is started (and stopped at the end); with one, the driver joins
+that cluster (``"auto"``: the cluster of ``ray start`` on this machine).  ``ray`` is imported inside
+the functions, so the local backend needs nothing beyond dpcore's dependencies.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from dpcore.experiments import datasets
+from dpcore.experiments.config import canonical_json, config_hash
+from dpcore.experiments.registry import Experiment, PlannedRun, get
+from dpcore.experiments.runner import Outcome, run_one, select
+from dpcore.experiments.store import Store
+from dpcore.validation import check_positive_int
+
+__all__ = ["MissingExtra", "require", "run_experiment_ray", "format_seconds"]
+
+
+class MissingExtra(ImportError):
+    """An optional dependency (the ``scale`` extra: ray, flwr) is not installed."""
+
+
+def require(module: str) -> Any:
+    """Import ``module`` of the ``scale`` extra, or raise :class:`MissingExtra` saying how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(
+            f"{module} is not installed; it comes with dpcore's optional extra: pip install -e '.[scale]' "
+            f"(pinned in constraints.txt): {exc}"
+        ) from exc
+
+
+def format_seconds(seconds: float) -> str:
+    """``12.3s``, ``4m05s`` or ``2h07m``."""
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes = int(round(seconds)) // 60
+    if minutes < 60:
+        return f"{minutes}m{int(round(seconds)) % 60:02d}s"
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+def _train_task(
+    experiment: Experiment,
+    planned: PlannedRun,
+    store: Store,
+    force: bool,
+    spec: datasets.DatasetSpec | None,
+    threads: int | None,
+) -> dict[str, Any]:
+    """Body of one Ray task: train ``planned`` with the local runner (same code, same result file)."""
+    import torch
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+    name = planned.config.dataset
+    if spec is not None and name not in datasets.DATASETS:  # a data set registered by the driver only
+        datasets.register_dataset(spec)
+    result = run_one(experiment, planned, store, force=force, progress="none")
+    return {"wall_seconds": float(result["wall_seconds"]), "device": result["device"]}
+
+
+def _by_value(experiment: Experiment, cloudpickle: Any) -> None:
+    """Ship functions defined outside dpcore (a script's or a test's experiment) by value to the workers."""
+    functions: list[Callable] = [experiment.plan, *experiment.accountants.values()]
+    functions += [spec.loader for spec in datasets.DATASETS.values()]
+    for fn in functions:
+        module = sys.modules.get(getattr(fn, "__module__", "") or "")
+        if module is not None and not module.__name__.startswith("dpcore") and module.__name__ != "__main__":
+            cloudpickle.register_pickle_by_value(module)
+
+
+def run_experiment_ray(
+    experiment: str | Experiment,
+    profile: str,
+    *,
+    only: Sequence[str] | str | None = None,
+    force: bool = False,
+    results_root: str | Path | None = None,
+    checkpoints_root: str | Path | None = None,
+    address: str | None = None,
+    num_cpus: int = 2,
+    threads: int | None = 1,
+    stream: IO[str] | None = None,
+) -> list[Outcome]:
+    """Run every (selected) unfinished run of ``experiment`` at ``profile`` as Ray tasks; see the module docstring.
+
+    ``num_cpus``: cores of the local Ray instance (ignored with ``address`` or when Ray is already
+    initialised in this process).  ``threads``: torch threads inside each CPU task (``None``: torch's
+    default).  Returns one :class:`~dpcore.experiments.runner.Outcome` per selected run, with status
+    ``"trained"``, ``"skipped"``, ``"waiting"`` (its dependencies did not finish) or ``"failed"``.
+    """
+    num_cpus = check_positive_int("num_cpus", num_cpus)
+    if threads is not None:
+        threads = check_positive_int("threads", threads)
+    if address is not None and (not isinstance(address, str) or not address):
+        raise ValueError(f"address must be a non-empty str such as 'auto' or 'ray://host:10001', got {address!r}")
+    ray = require("ray")
+    exp = get(experiment) if isinstance(experiment, str) else experiment
+    store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
+    store = Store(profile, exp.name, store.results_root.resolve(), store.checkpoints_root.resolve())
+    out = stream if stream is not None else sys.stderr
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address is None:
+            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    try:
+        _by_value(exp, ray.cloudpickle)
+        return _schedule(ray, exp, profile, store, only=only, force=force, threads=threads, out=out)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _schedule(
+    ray: Any, exp: Experiment, profile: str, store: Store, *, only, force: bool, threads: int | None, out: IO[str]
+) -> list[Outcome]:
+    resources = ray.cluster_resources()
+    gpus = int(resources.get("GPU", 0))
+    slots = max(1, gpus if gpus > 0 else int(resources.get("CPU", 1)))
+    options = {"num_gpus": 1} if gpus > 0 else {"num_cpus": 1}
+    task = ray.remote(max_retries=0, **options)(_train_task)
+    tag = f"[{exp.name}/{profile} ray]"
+    in_flight: dict[Any, PlannedRun] = {}
+    done: dict[str, Outcome] = {}  # config hash -> trained or failed
+    walls: list[float] = []
+    selected: set[str] = set()
+    while True:
+        full = exp.runs(profile, store.load)
+        plan = select(full, only, dependencies=True)
+        selected |= {r.name for r in plan}
+        busy = {config_hash(r.config) for r in in_flight.values()}
+        for run in plan:
+            digest = config_hash(run.config)
+            if not run.ready or digest in done or digest in busy:
+                continue
+            if not force and store.result_path(run.config).exists():
+                continue
+            print(f"{tag} submit {run.name} ({digest})", file=out, flush=True)
+            ref = task.remote(exp, run, store, force, datasets.DATASETS.get(run.config.dataset), threads)
+            in_flight[ref] = run
+            busy.add(digest)
+        if not in_flight:
+            break
+        ready, _ = ray.wait(list(in_flight), num_returns=1)
+        ref = ready[0]
+        run = in_flight.pop(ref)
+        digest = config_hash(run.config)
+        try:
+            info = ray.get(ref)
+        except ray.exceptions.RayError as exc:
+            done[digest] = Outcome(run.name, digest, "failed")
+            print(
+                f"{tag} FAILED {run.name} ({digest}): {exc}\n  config: {canonical_json(run.config.to_dict())}",
+                file=out, flush=True,
+            )  # fmt: skip
+            continue
+        walls.append(info["wall_seconds"])
+        done[digest] = Outcome(run.name, digest, "trained", store.result_path(run.config))
+        remaining = _remaining(exp, profile, store, only, done, force)  # in-flight runs included
+        estimate = sum(walls) / len(walls) * math.ceil(remaining / slots)
+        finished = sum(o.status == "trained" for o in done.values())
+        print(
+            f"{tag} done {run.name} ({digest}) in {format_seconds(info['wall_seconds'])} on {info['device']}; "
+            f"{finished} trained, {remaining} to go, about {format_seconds(estimate)} left",
+            file=out, flush=True,
+        )  # fmt: skip
+    return _outcomes(exp, profile, store, selected, done)
+
+
+def _remaining(exp: Experiment, profile: str, store: Store, only, done: dict[str, Outcome], force: bool) -> int:
+    """Selected runs neither finished nor failed in this session nor with a result (in flight and waiting included)."""
+    plan = select(exp.runs(profile, store.load), only, dependencies=True)
+    count = 0
+    for r in plan:
+        digest = config_hash(r.config)
+        if digest in done or (r.ready and not force and store.result_path(r.config).exists()):
+            continue
+        count += 1
+    return count
+
+
+def _outcomes(exp: Experiment, profile: str, store: Store, selected: set[str], done: dict[str, Outcome]) -> list:
+    outcomes = []
+    for r in exp.runs(profile, store.load):
+        if r.name not in selected:
+            continue
+        digest = config_hash(r.config)
+        if digest in done:
+            outcomes.append(done[digest])
+        elif not r.ready:
+            outcomes.append(Outcome(r.name, digest, "waiting"))
+        else:
+            outcomes.append(Outcome(r.name, digest, "skipped", store.result_path(r.config)))
+    return outcomes

@@ -1,0 +1,393 @@
+"""ISRL-DP silos on Flower: each silo a Flower client, the server a Flower strategy (optional extra ``scale``).
+
+Noisy ISRL-DP MB-SGD (Lowy & Razaviyayn, ICLR 2023, Algorithm 2) with real message passing:
+
+* :class:`SiloClient` holds one silo's records (and nothing else).  Asked for round r at model w_r it
+  draws K_i of its records with replacement and sends (1/K_i) Σ_j clip(∇f(w_r, x_j)) + u_i with
+  u_i ~ N(0, σ_i² I) -- the same computation as :meth:`dpcore.federated.silos.SiloPool.mb_sgd_messages`,
+  on a one-silo pool.  The noise is added inside the client, before the message leaves it (ISRL-DP,
+  Def. 2); the clean gradient never leaves :meth:`SiloClient.fit`.
+* :class:`IsrlStrategy` is the server: each round it picks M of the N silos uniformly at random
+  (Assumption 1.4), averages the M messages it receives and steps w_{r+1} = w_r − η (1/M) Σ_i g̃_i;
+  the output is the mean of the last ``window`` iterates (as :func:`dpcore.federated.algorithms.mb_sgd`).
+
+Randomness.  Silo i's minibatch and noise in round r come from its own generators, seeded with
+``derive_seed(seed, "silo", i, "round", r)``; nothing is shared between silos.  :class:`PerSiloPool`
+is a :class:`~dpcore.federated.silos.SiloPool` that draws the same way, so
+``algorithms.mb_sgd(PerSiloPool(...), ...)`` -- the in-process algorithm -- and a Flower run with the
+same seeds give the same model up to float rounding (:func:`in_process`).  σ_i is calibrated exactly
+as in :mod:`dpcore.papers.p001_isrl.experiments` (:func:`dpcore.papers.p001_isrl.accounting.noise_std`).
+
+Engines: :func:`simulate` runs the N clients and the server under Flower's simulation engine (Ray,
+in this process); :func:`serve` and :func:`connect` run the server and each silo as separate
+processes (or machines) over gRPC; ``python -m dpcore.federated.flower server|silo ...`` does so from
+a shell (see the README).  ``flwr`` is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from dpcore.federated.models import make_loss
+from dpcore.federated.silos import SiloPool
+from dpcore.training.sampling import derive_seed
+from dpcore.validation import check_positive_int
+
+__all__ = [
+    "SiloSpec",
+    "IsrlPlan",
+    "PerSiloPool",
+    "round_seed",
+    "insurance_setup",
+    "in_process",
+    "make_client",
+    "make_strategy",
+    "simulate",
+    "serve",
+    "connect",
+    "main",
+]
+
+
+def round_seed(seed: int, silo: int, round_index: int) -> int:
+    """Seed of silo ``silo``'s generators in round ``round_index`` (0-based) of run ``seed``."""
+    return derive_seed(int(seed), "silo", int(silo), "round", int(round_index)) % (2**62)
+
+
+@dataclass(frozen=True)
+class SiloSpec:
+    """What silo ``index`` holds: its records and its privacy parameters (K_i, σ_i, clip)."""
+
+    index: int
+    features: np.ndarray  # [n_i, d]
+    labels: np.ndarray  # [n_i]
+    loss: str
+    num_outputs: int
+    batch_size: int
+    noise_std: float
+    clip: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.features.ndim != 2 or self.labels.shape != self.features.shape[:1]:
+            raise ValueError(f"features must be [n, d] and labels [n], got {self.features.shape}, {self.labels.shape}")
+        n = self.features.shape[0]
+        if not 1 <= int(self.batch_size) <= n:
+            raise ValueError(f"batch_size must be in [1, n={n}], got {self.batch_size}")
+        if not self.noise_std >= 0 or math.isinf(self.noise_std):
+            raise ValueError(f"noise_std must be in [0, inf), got {self.noise_std}")
+        if self.clip is not None and not self.clip > 0:
+            raise ValueError(f"clip must be in (0, inf] or None, got {self.clip}")
+
+
+@dataclass(frozen=True)
+class IsrlPlan:
+    """The server's side: rounds R, silos per round M, stepsize η, run seed, output window, initial model shape."""
+
+    rounds: int
+    silos_per_round: int
+    stepsize: float
+    num_silos: int
+    num_outputs: int
+    dim: int
+    seed: int = 0
+    window: int = 8
+
+    def __post_init__(self) -> None:
+        check_positive_int("rounds", self.rounds)
+        check_positive_int("num_silos", self.num_silos)
+        if not 1 <= self.silos_per_round <= self.num_silos:
+            raise ValueError(f"silos_per_round must be in [1, N={self.num_silos}], got {self.silos_per_round}")
+        if not 0 < self.stepsize < math.inf:
+            raise ValueError(f"stepsize must be in (0, inf), got {self.stepsize}")
+        check_positive_int("window", self.window)
+
+
+def _one_silo_pool(spec: SiloSpec) -> SiloPool:
+    x = spec.features[None, None]
+    y = spec.labels[None, None]
+    return SiloPool(x, y, [[x.shape[2]]], make_loss(spec.loss, spec.num_outputs))
+
+
+def _clip_tensor(clip: float | None) -> torch.Tensor | None:
+    return None if clip is None or math.isinf(clip) else torch.tensor([float(clip)])
+
+
+def silo_message(pool: SiloPool, spec: SiloSpec, model: np.ndarray, *, seed: int, round_index: int) -> np.ndarray:
+    """Silo ``spec.index``'s noised MB-SGD message at ``model`` [k, d] in round ``round_index`` (Algorithm 2)."""
+    pool.reset_randomness(round_seed(seed, spec.index, round_index))
+    w = torch.as_tensor(np.asarray(model), dtype=pool.dtype).reshape(1, 1, spec.num_outputs, -1)
+    msg = pool.mb_sgd_messages(
+        w, trial_of_stream=torch.tensor([0]), participants=torch.tensor([[0]]),
+        batch_size=torch.tensor([[int(spec.batch_size)]]), noise_std=torch.tensor([[[float(spec.noise_std)]]]),
+        clip=_clip_tensor(spec.clip),
+    )  # fmt: skip
+    return msg[0, 0, 0].numpy().copy()
+
+
+class PerSiloPool(SiloPool):
+    """A :class:`SiloPool` whose silos draw from their own per-round generators (:func:`round_seed`).
+
+    One trial, one stream, one configuration: what a deployment runs.  :func:`dpcore.federated.algorithms.mb_sgd`
+    on it is the in-process twin of a Flower run.
+    """
+
+    __slots__ = ("_base_seed", "_round")
+
+    def reset_randomness(self, seed: int) -> None:
+        """Start run ``seed`` (``mb_sgd`` calls this): round 0, silo generators seeded by :func:`round_seed`."""
+        super().reset_randomness(seed)
+        self._base_seed = int(seed)
+        self._round = 0
+
+    def mb_sgd_messages(self, models, *, trial_of_stream, participants, batch_size, noise_std, clip=None):
+        if models.shape[0] != 1 or models.shape[1] != 1 or self.num_trials != 1:
+            raise ValueError("PerSiloPool runs one trial, one stream and one configuration")
+        out = []
+        for i in participants[0].tolist():
+            super().reset_randomness(round_seed(self._base_seed, i, self._round))
+            out.append(
+                super().mb_sgd_messages(
+                    models, trial_of_stream=trial_of_stream, participants=torch.tensor([[i]]), batch_size=batch_size,
+                    noise_std=noise_std, clip=clip,
+                )  # fmt: skip
+            )
+        self._round += 1
+        return torch.cat(out, dim=1)
+
+
+def insurance_setup(
+    frame, *, num_silos: int = 3, silos_per_round: int = 3, rounds: int = 5, epsilon: float = 1.0,
+    clip: float = 1.0, stepsize: float | None = None, trial_seed: int = 3, seed: int = 0, window: int = 8,
+) -> tuple[list[SiloSpec], IsrlPlan]:
+    """The insurance experiment of Fig. 5 (App. I.2): silos by level of charges, σ_i of App. I at ``epsilon``.
+
+    Returns the silos of trial 0 (split with ``trial_seed``) and the server's plan; K_i follows App. I's
+    rule at ε = 3 (as :func:`dpcore.papers.p001_isrl.panels.insurance_panel`), δ_i = 1/n_i².
+    """
+    from dpcore.federated import datasets as fd
+    from dpcore.papers.p001_isrl import accounting as isrl
+
+    trials = fd.insurance_by_charges(frame, num_silos=num_silos, trials=1, seed=trial_seed)
+    sizes = trials.sizes[0]
+    silos = []
+    for i in range(num_silos):
+        n = int(sizes[i])
+        k = isrl.batch_size_experiments(n, rounds, 3.0)
+        sigma = isrl.noise_std(lipschitz=clip, rounds=rounds, n=n, batch_size=k, epsilon=epsilon, delta=1.0 / n**2)
+        x, y = trials.silo_train(0, i)
+        silos.append(SiloSpec(i, np.asarray(x, np.float32), np.asarray(y, np.float32), trials.loss,
+                              trials.num_outputs, int(k), float(sigma), float(clip)))  # fmt: skip
+    eta = stepsize if stepsize is not None else silos_per_round * math.exp(-4)
+    plan = IsrlPlan(rounds, silos_per_round, eta, num_silos, trials.num_outputs, trials.dim, seed, window)
+    return silos, plan
+
+
+def in_process(silos: Sequence[SiloSpec], plan: IsrlPlan) -> np.ndarray:
+    """:func:`dpcore.federated.algorithms.mb_sgd` on a :class:`PerSiloPool` of ``silos``: the model [k, d]."""
+    from dpcore.federated import algorithms
+
+    n_max = max(s.features.shape[0] for s in silos)
+    d = silos[0].features.shape[1]
+    x = np.zeros((1, len(silos), n_max, d), np.float32)
+    y = np.zeros((1, len(silos), n_max), np.float32)
+    for s in silos:
+        x[0, s.index, : len(s.labels)] = s.features
+        y[0, s.index, : len(s.labels)] = s.labels
+    sizes = [[len(s.labels) for s in silos]]
+    pool = PerSiloPool(x, y, sizes, make_loss(silos[0].loss, silos[0].num_outputs))
+    clips = {s.clip for s in silos}
+    if len(clips) != 1:
+        raise ValueError("in_process needs one clip threshold for all silos")
+    clip = clips.pop()
+    w = algorithms.mb_sgd(
+        pool, rounds=plan.rounds, silos_per_round=plan.silos_per_round, stepsize=[plan.stepsize],
+        batch_size=np.array([[s.batch_size for s in silos]]), trial_of_stream=[0],
+        noise_std=np.array([[[s.noise_std for s in silos]]]), clip=None if clip is None else [clip],
+        seed=plan.seed, output="window", window=plan.window,
+    )  # fmt: skip
+    return w[0, 0].numpy()
+
+
+# --------------------------------------------------------------------------- Flower side
+
+
+def make_client(spec: SiloSpec, seed: int) -> Any:
+    """A Flower ``Client`` for silo ``spec``: answers ``fit`` with its noised message only."""
+    from flwr.client import NumPyClient
+
+    pool = _one_silo_pool(spec)
+
+    class SiloClient(NumPyClient):
+        def get_properties(self, config):
+            return {"silo": int(spec.index)}
+
+        def fit(self, parameters, config):
+            message = silo_message(pool, spec, parameters[0], seed=seed, round_index=int(config["round"]) - 1)
+            return [message], int(spec.batch_size), {"silo": int(spec.index)}
+
+    return SiloClient().to_client()
+
+
+def make_strategy(plan: IsrlPlan, *, observer=None) -> Any:
+    """The server of Noisy ISRL-DP MB-SGD as a Flower ``Strategy``; ``observer(round, silo, model, message)``
+    sees every message as it arrives, with the model the round sent (a test hook).  After the run
+    ``strategy.output`` is the model [k, d]."""
+    from flwr.common import FitIns, GetPropertiesIns, ndarrays_to_parameters, parameters_to_ndarrays
+    from flwr.server.strategy import Strategy
+
+    from dpcore.federated.algorithms import participants
+
+    class IsrlStrategy(Strategy):
+        def __init__(self) -> None:
+            self.w = torch.zeros((plan.num_outputs, plan.dim), dtype=torch.float32)
+            self.server = torch.Generator().manual_seed(int(plan.seed) + 1)  # as algorithms.mb_sgd
+            first = max(0, plan.rounds + 1 - plan.window)
+            self.first = first
+            self.total = self.w.clone() if first == 0 else torch.zeros_like(self.w)
+            self.count = 1 if first == 0 else 0
+            self.silo_of: dict[str, int] = {}
+            self.output: np.ndarray | None = None
+
+        def initialize_parameters(self, client_manager):
+            return ndarrays_to_parameters([self.w.numpy()])
+
+        def _map(self, client_manager) -> dict[int, Any]:
+            client_manager.wait_for(plan.num_silos, timeout=120)
+            proxies = client_manager.all()
+            for cid, proxy in proxies.items():
+                if cid not in self.silo_of:
+                    res = proxy.get_properties(GetPropertiesIns({}), timeout=120, group_id=None)
+                    self.silo_of[cid] = int(res.properties["silo"])
+            by_silo = {self.silo_of[cid]: proxy for cid, proxy in proxies.items()}
+            if sorted(by_silo) != list(range(plan.num_silos)):
+                raise ValueError(f"expected silos 0..{plan.num_silos - 1}, got {sorted(by_silo)}")
+            return by_silo
+
+        def configure_fit(self, server_round, parameters, client_manager):
+            by_silo = self._map(client_manager)
+            chosen = participants(self.server, 1, plan.num_silos, plan.silos_per_round)[0].tolist()
+            self.chosen = chosen
+            ins = FitIns(ndarrays_to_parameters([self.w.numpy()]), {"round": int(server_round)})
+            return [(by_silo[i], ins) for i in chosen]
+
+        def aggregate_fit(self, server_round, results, failures):
+            if failures:
+                raise RuntimeError(f"round {server_round}: {len(failures)} silos failed: {failures[:1]}")
+            got = {}
+            for _proxy, res in results:
+                silo = int(res.metrics["silo"])
+                msg = parameters_to_ndarrays(res.parameters)[0]
+                if observer is not None:
+                    observer(server_round, silo, self.w.numpy().copy(), msg.copy())
+                got[silo] = torch.as_tensor(msg)
+            messages = torch.stack([got[i] for i in self.chosen])[None, :, None]  # [1, M, 1, k, d]
+            step = torch.tensor([plan.stepsize], dtype=torch.float64).to(torch.float32)[None, :, None, None]
+            self.w = (self.w[None, None] - step * messages.mean(dim=1))[0, 0]
+            if server_round >= self.first:
+                self.total += self.w
+                self.count += 1
+            if server_round == plan.rounds:
+                self.output = (self.total / self.count).numpy()
+            return ndarrays_to_parameters([self.w.numpy()]), {}
+
+        def configure_evaluate(self, server_round, parameters, client_manager):
+            return []
+
+        def aggregate_evaluate(self, server_round, results, failures):
+            return None, {}
+
+        def evaluate(self, server_round, parameters):
+            return None
+
+    return IsrlStrategy()
+
+
+def simulate(silos: Sequence[SiloSpec], plan: IsrlPlan, *, observer=None, backend_config=None) -> np.ndarray:
+    """Run the federation under Flower's simulation engine (one virtual client per silo); returns the model."""
+    from flwr.client import ClientApp
+    from flwr.server import ServerApp, ServerAppComponents, ServerConfig
+    from flwr.simulation import run_simulation
+
+    strategy = make_strategy(plan, observer=observer)
+    by_index = {s.index: s for s in silos}
+
+    def client_fn(context):
+        return make_client(by_index[int(context.node_config["partition-id"])], plan.seed)
+
+    def server_fn(context):
+        return ServerAppComponents(strategy=strategy, config=ServerConfig(num_rounds=plan.rounds))
+
+    config = backend_config or {"client_resources": {"num_cpus": 1, "num_gpus": 0.0}, "init_args": {"num_cpus": 2}}
+    run_simulation(server_app=ServerApp(server_fn=server_fn), client_app=ClientApp(client_fn=client_fn),
+                   num_supernodes=len(silos), backend_config=config)  # fmt: skip
+    if strategy.output is None:
+        raise RuntimeError("the Flower simulation ended before the last round")
+    return strategy.output
+
+
+def serve(plan: IsrlPlan, *, address: str = "127.0.0.1:8080", observer=None) -> np.ndarray:
+    """Run the server (a blocking gRPC server at ``address``) until ``plan.rounds`` rounds are done."""
+    import flwr.server
+
+    strategy = make_strategy(plan, observer=observer)
+    flwr.server.start_server(server_address=address, config=flwr.server.ServerConfig(num_rounds=plan.rounds),
+                             strategy=strategy)  # fmt: skip
+    if strategy.output is None:
+        raise RuntimeError("the Flower server stopped before the last round")
+    return strategy.output
+
+
+def connect(spec: SiloSpec, *, seed: int, address: str = "127.0.0.1:8080") -> None:
+    """Run silo ``spec`` as a client of the server at ``address`` until the server ends the run."""
+    import flwr.client
+
+    flwr.client.start_client(server_address=address, client=make_client(spec, seed), insecure=True)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m dpcore.federated.flower",
+                                description="ISRL-DP insurance silos (Fig. 5) as Flower processes.")  # fmt: skip
+    p.add_argument("role", choices=("server", "silo"))
+    p.add_argument("--silo", type=int, default=None, help="silo index (role silo)")
+    p.add_argument("--address", default="127.0.0.1:8080")
+    p.add_argument("--num-silos", type=int, default=3)
+    p.add_argument("--silos-per-round", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--epsilon", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default=None, help="server: write the final model here (.npy)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``server``: run the server and print the model; ``silo --silo i``: run silo i (each in its own process)."""
+    from dpcore.data import load_insurance
+
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    silos, plan = insurance_setup(load_insurance(), num_silos=args.num_silos, silos_per_round=args.silos_per_round,
+                                  rounds=args.rounds, epsilon=args.epsilon, seed=args.seed)  # fmt: skip
+    if args.role == "server":
+        w = serve(plan, address=args.address)
+        if args.out:
+            np.save(args.out, w)
+        print(np.array2string(w, precision=6))
+        return 0
+    if args.silo is None or not 0 <= args.silo < len(silos):
+        raise ValueError(f"--silo must be in [0, {len(silos) - 1}]")
+    connect(silos[args.silo], seed=plan.seed, address=args.address)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
