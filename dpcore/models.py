@@ -6,11 +6,11 @@ name                   definition                                               
 ``logistic``           Linear(d, 1), logit output (paper 000 convex experiments)       d + 1
 ``linear``             Linear(d, 1) (paper 001 insurance regression)                   d + 1
 ``softmax``            Flatten + Linear(d, k) (paper 001 obesity)                      (d+1)k
-``lenet5``             LeNet-5 on 28×28 zero-padded to 32×32 (note 003 A5; note 000)   61,706
+``lenet5``             LeNet-5 on 28×28 zero-padded to 32×32 (paper 003 App. H; paper 000 MNIST)   61,706
 ``cnn003``             Table 4 CNN of paper 003 + the Linear(128, 10) it omits (A4)    131,466
 ``resnet20``           CIFAR ResNet-20, GroupNorm(4, affine=False), option-A shortcut  268,346
-``alexnet_cifar``      32×32 AlexNet of note 000 §7 (icpm/pytorch-cifar10 layout)      23,272,266
-``scatter_cnn``        Tramèr–Boneh CNN on J=2, L=8 scattering features (note 002 §7)  187,210 / 33,066
+``alexnet_cifar``      32×32 AlexNet of paper 000's CIFAR-10 runs (pytorch-cifar10)      23,272,266
+``scatter_cnn``        Tramèr–Boneh CNN on J=2, L=8 scattering features (paper 002 Table I) 187,210 / 33,066
 =====================  ==============================================================  ===========
 
 The ScatterNet features come from :class:`Scattering2D`, a small self-written 2-D scattering
@@ -94,9 +94,10 @@ class SoftmaxRegression(nn.Module):
 class LeNet5(nn.Module):
     """LeNet-5 (LeCun et al. 1998) for 28×28 inputs, zero-padded to 32×32 by the first convolution.
 
-    ``variant="classic"``: tanh + average pooling (note 003 A5); ``"relu"``: ReLU + max pooling (note
-    000 §7).  The 16·5·5 → 120 map is a Linear layer (the same function as a 5×5 convolution on the
-    5×5 map).  61,706 parameters for one input channel and 10 classes.
+    ``variant="classic"``: tanh + average pooling (LeCun et al. 1998, as paper 003 App. H uses it);
+    ``"relu"``: ReLU + max pooling (paper 000's MNIST experiments).  The 16·5·5 → 120 map is a Linear
+    layer (the same function as a 5×5 convolution on the 5×5 map).
+    61,706 parameters for one input channel and 10 classes.
     """
 
     def __init__(self, variant: str = "classic", in_channels: int = 1, num_classes: int = 10, input_size: int = 28):
@@ -176,8 +177,8 @@ class ResNet20(nn.Module):
     """CIFAR ResNet-20 (He et al. 2016): 3×3 stem (16), three stages of three basic blocks (16/32/64,
     strides 1/2/2), global average pooling, Linear(64, classes).
 
-    Batch norm is replaced by ``GroupNorm(groups, C, affine=affine)`` -- the GEP variant that note 002
-    §10 item 10 recommends (4 groups, no affine parameters).  268,346 parameters for 10 classes.
+    Batch norm is replaced by ``GroupNorm(groups, C, affine=affine)`` -- the GEP variant (Yu et al. 2021)
+    that paper 002 compares against in Table II (4 groups, no affine parameters).  268,346 parameters for 10 classes.
     """
 
     def __init__(self, num_classes: int = 10, in_channels: int = 3, groups: int = 4, affine: bool = False) -> None:
@@ -201,7 +202,7 @@ class ResNet20(nn.Module):
 
 
 class AlexNetCIFAR(nn.Module):
-    """The 32×32 AlexNet that paper 000 points to (note 000 §7): 23,272,266 parameters for 10 classes."""
+    """The 32×32 AlexNet that paper 000 points to (its CIFAR-10 experiments): 23,272,266 parameters for 10 classes."""
 
     def __init__(self, num_classes: int = 10, dropout: float = 0.5) -> None:
         super().__init__()
@@ -319,7 +320,7 @@ class Scattering2D(nn.Module):
 
 
 class ScatterCNN(nn.Module):
-    """Tramèr & Boneh (2021) CNN on ScatterNet features (note 002 §7): GroupNorm(groups, affine=False) then
+    """Tramèr & Boneh (2021) CNN on ScatterNet features (paper 002, Table I): GroupNorm(groups, affine=False) then
 
     * ``dataset="cifar10"``: Conv3×3(243→64)+Tanh, MaxPool2, Conv3×3(64→64)+Tanh, Linear(1024→10): 187,210 parameters;
     * ``dataset="fmnist"``: Conv3×3 s2 (81→16)+Tanh, Conv3×3(16→32)+Tanh, Linear(512→32)+Tanh, Linear(32→10): 33,066.

@@ -16,7 +16,7 @@ from dpcore.papers.p004_contraction import contraction as C
 
 FIG2 = dict(n=100, eta=0.5, sigma=1.5)  # L = 1, ρ = 1 (defaults)
 EPS = np.array([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0])
-# note 004 §3.12, Theorem 2 closed form with exponent n/m
+# paper 004 Theorem 2, closed form with exponent n/m
 FIG2_TABLE = {
     10: [1.6695e-01, 8.0544e-02, 3.0798e-02, 2.0211e-03, 4.0631e-05, 2.3027e-07, 1.4001e-13],
     20: [1.1850e-01, 3.7674e-02, 7.3409e-03, 5.0375e-05, 2.8244e-08, 1.1303e-12, 5.2244e-25],
@@ -155,7 +155,7 @@ def test_fig2_ordering_and_proof_typo_reverses_it():
     assert np.all(d[2] < d[1]) and np.all(d[1] < d[0])
     typo = [C.last_iterate_delta(0.0, batch_size=m, mode="proof-typo", **FIG2) for m in (10, 20, 30)]
     assert typo[0] < typo[1] < typo[2]
-    # note 004 §8.5: θ_0(2L√m/σ) = 0.96499 / 0.99713 / 0.99974 bounds the typo δ(0)
+    # paper 004 Theorem 2 proof (typo check): θ_0(2L√m/σ) = 0.96499 / 0.99713 / 0.99974 bounds the typo δ(0)
     assert [C.theta(0.0, 2 * math.sqrt(m) / 1.5) for m in (10, 20, 30)] == pytest.approx(
         [0.96499, 0.99713, 0.99974], abs=1e-5
     )
@@ -273,7 +273,7 @@ def test_exact_1d_instance_sits_below_the_bound():
 
 
 # ----------------------------------------------------------------------------------------------
-# Baselines (note 004 §7)
+# Baselines: contraction vs composition (paper 004, Sec. III)
 # ----------------------------------------------------------------------------------------------
 BASELINES = {  # q -> method -> (ε@1e-3, ε@1e-5, δ(0.5), δ(1), δ(2))
     10: {

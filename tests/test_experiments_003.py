@@ -89,7 +89,7 @@ def _final(name):
 def test_paper_epsilon_is_a1_g5_for_shuffling():
     cfg = _final("mnist/SH/BC/b256")
     eps = t3.paper_epsilon(_record("shuffle", 256, 100 * 234, epochs=100 * 234 * 256 / 60000), cfg)
-    assert eps.value == pytest.approx(33.104, abs=5e-4)  # G_5 at δ = 1e-5 (Thm F.1; note 003 §3.14)
+    assert eps.value == pytest.approx(33.104, abs=5e-4)  # G_5 at δ = 1e-5 (paper 003 Thm F.1)
     assert eps.delta == 1e-5 and "A_1" in eps.label
     a0 = t3.a0_epsilon(_record("shuffle", 256, 23400), cfg)
     assert math.isnan(a0.value) and "not analysed" in a0.label
@@ -97,7 +97,7 @@ def test_paper_epsilon_is_a1_g5_for_shuffling():
 
 @pytest.mark.parametrize(
     "n, batch, a1, a0_clt",
-    # note 003 §3.14 (independent numpy/scipy analysis), σ = 2, E = 100, δ = 1e-5, ⌊N/|S_b|⌋·E rounds
+    # independent numpy/scipy computation, σ = 2, E = 100, δ = 1e-5, ⌊N/|S_b|⌋·E rounds
     [(60000, 64, 35.013, 0.745), (60000, 256, 34.982, 1.598), (60000, 1024, 34.759, 3.483),
      (50000, 1024, 34.593, 3.867)],
 )  # fmt: skip

@@ -14,13 +14,13 @@ from dpcore.training import clipped_group_sum, layer_engine_supported
         ("logistic", {"in_features": 22}, (2, 22), 23),
         ("linear", {"in_features": 8}, (2, 8), 9),
         ("softmax", {"in_features": 784, "num_classes": 10}, (2, 1, 28, 28), 7850),
-        ("lenet5", {}, (2, 1, 28, 28), 61_706),  # note 003 A5 / note 000 §7
+        ("lenet5", {}, (2, 1, 28, 28), 61_706),  # LeNet-5 (paper 003 App. H)
         ("lenet5", {"variant": "relu"}, (2, 1, 28, 28), 61_706),
-        ("cnn003", {}, (2, 3, 32, 32), 131_466),  # note 003 §6, with the Linear(128, 10) of A4
+        ("cnn003", {}, (2, 3, 32, 32), 131_466),  # paper 003 Table 4, with a final Linear(128, 10)
         ("cnn003", {"in_channels": 1}, (2, 1, 28, 28), 130_890),
         ("resnet20", {}, (2, 3, 32, 32), 268_346),
-        ("alexnet_cifar", {}, (2, 3, 32, 32), 23_272_266),  # note 000 §7
-        ("scatter_cnn", {}, (2, 243, 8, 8), 187_210),  # note 002 §7
+        ("alexnet_cifar", {}, (2, 3, 32, 32), 23_272_266),  # paper 000's CIFAR-10 AlexNet
+        ("scatter_cnn", {}, (2, 243, 8, 8), 187_210),  # paper 002 Table I (Tramèr & Boneh 2021)
         ("scatter_cnn", {"dataset": "fmnist"}, (2, 81, 7, 7), 33_066),
     ],
 )

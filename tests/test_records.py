@@ -100,7 +100,7 @@ def test_fixed_size_is_rigorous_wor_rdp_with_replace_one_sensitivity():
 
 def test_shuffling_uses_paper_003_a1_when_available():
     pytest.importorskip("dpcore.accounting.shuffled")
-    # σ = 2, E = 100 epochs, paper 003's convention: G_{sqrt(E)/σ} = G_5, ε ≈ 33.104 at δ = 1e-5 (note 003 §7)
+    # σ = 2, E = 100 epochs, paper 003's convention: G_{sqrt(E)/σ} = G_5, ε ≈ 33.104 at δ = 1e-5 (paper 003 Thm F.1)
     rec = _record(sampling="shuffle", noise_multiplier=2.0, noise_convention="replace_one", noise_std=4.0,
                   batch_size=600, steps=100 * 100)  # fmt: skip
     eps = epsilon_for_record(rec, 1e-5)

@@ -2,7 +2,7 @@
 
 A :class:`DatasetSpec` says how to load a data set's ``"train"`` and ``"test"`` splits (uint8 images and
 int64 labels), their sizes and image shape, and the public normalisation constants (fixed, outside the
-accounted mechanism, as paper 003's note A15 recommends).  :func:`prepare` turns a
+accounted mechanism, as in paper 003 App. H: normalisation is public).  :func:`prepare` turns a
 :class:`~dpcore.experiments.config.RunConfig` into tensors:
 
 * the training pool is the whole training split, or a seeded subset of ``train_size`` examples;
