@@ -17,9 +17,11 @@ import torch
 from dpcore.data import load_insurance
 from dpcore.federated import algorithms
 from dpcore.federated import flower as fl
+from dpcore.papers.p001_isrl.flower_insurance import insurance_setup
 from dpcore.paths import build_dir, repo_root
 
 flwr = pytest.importorskip("flwr")
+SILO_MODULE = "dpcore.papers.p001_isrl.flower_insurance"
 
 torch.set_num_threads(1)
 
@@ -32,7 +34,7 @@ def setup():
         path = build_dir() / sub
         path.mkdir(parents=True, exist_ok=True)
         os.environ[var] = str(path)
-    return fl.insurance_setup(load_insurance(), num_silos=3, silos_per_round=2, rounds=ROUNDS, epsilon=1.0)
+    return insurance_setup(load_insurance(), num_silos=3, silos_per_round=2, rounds=ROUNDS, epsilon=1.0)
 
 
 class Recorder:
@@ -123,7 +125,7 @@ def test_silos_as_separate_processes_over_loopback(setup):
     env = {**os.environ, "PYTHONPATH": str(repo_root()), "OMP_NUM_THREADS": "1"}
     args = ["--address", address, "--num-silos", "3", "--silos-per-round", "2", "--rounds", str(ROUNDS)]
     procs = [
-        subprocess.Popen([sys.executable, "-m", "dpcore.federated.flower", "silo", "--silo", str(i), *args],
+        subprocess.Popen([sys.executable, "-m", SILO_MODULE, "silo", "--silo", str(i), *args],
                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
         for i in range(len(silos))
     ]  # fmt: skip

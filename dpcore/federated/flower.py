@@ -26,9 +26,7 @@ a shell (see the README).  ``flwr`` is imported inside the functions that need i
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,14 +44,12 @@ __all__ = [
     "IsrlPlan",
     "PerSiloPool",
     "round_seed",
-    "insurance_setup",
     "in_process",
     "make_client",
     "make_strategy",
     "simulate",
     "serve",
     "connect",
-    "main",
 ]
 
 
@@ -161,33 +157,6 @@ class PerSiloPool(SiloPool):
             )
         self._round += 1
         return torch.cat(out, dim=1)
-
-
-def insurance_setup(
-    frame, *, num_silos: int = 3, silos_per_round: int = 3, rounds: int = 5, epsilon: float = 1.0,
-    clip: float = 1.0, stepsize: float | None = None, trial_seed: int = 3, seed: int = 0, window: int = 8,
-) -> tuple[list[SiloSpec], IsrlPlan]:
-    """The insurance experiment of Fig. 5 (App. I.2): silos by level of charges, σ_i of App. I at ``epsilon``.
-
-    Returns the silos of trial 0 (split with ``trial_seed``) and the server's plan; K_i follows App. I's
-    rule at ε = 3 (as :func:`dpcore.papers.p001_isrl.panels.insurance_panel`), δ_i = 1/n_i².
-    """
-    from dpcore.federated import datasets as fd
-    from dpcore.papers.p001_isrl import accounting as isrl
-
-    trials = fd.insurance_by_charges(frame, num_silos=num_silos, trials=1, seed=trial_seed)
-    sizes = trials.sizes[0]
-    silos = []
-    for i in range(num_silos):
-        n = int(sizes[i])
-        k = isrl.batch_size_experiments(n, rounds, 3.0)
-        sigma = isrl.noise_std(lipschitz=clip, rounds=rounds, n=n, batch_size=k, epsilon=epsilon, delta=1.0 / n**2)
-        x, y = trials.silo_train(0, i)
-        silos.append(SiloSpec(i, np.asarray(x, np.float32), np.asarray(y, np.float32), trials.loss,
-                              trials.num_outputs, int(k), float(sigma), float(clip)))  # fmt: skip
-    eta = stepsize if stepsize is not None else silos_per_round * math.exp(-4)
-    plan = IsrlPlan(rounds, silos_per_round, eta, num_silos, trials.num_outputs, trials.dim, seed, window)
-    return silos, plan
 
 
 def in_process(silos: Sequence[SiloSpec], plan: IsrlPlan) -> np.ndarray:
@@ -350,44 +319,3 @@ def connect(spec: SiloSpec, *, seed: int, address: str = "127.0.0.1:8080") -> No
     import flwr.client
 
     flwr.client.start_client(server_address=address, client=make_client(spec, seed), insecure=True)
-
-
-# --------------------------------------------------------------------------- command line
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m dpcore.federated.flower",
-                                description="ISRL-DP insurance silos (Fig. 5) as Flower processes.")  # fmt: skip
-    p.add_argument("role", choices=("server", "silo"))
-    p.add_argument("--silo", type=int, default=None, help="silo index (role silo)")
-    p.add_argument("--address", default="127.0.0.1:8080")
-    p.add_argument("--num-silos", type=int, default=3)
-    p.add_argument("--silos-per-round", type=int, default=3)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--epsilon", type=float, default=1.0)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="server: write the final model here (.npy)")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``server``: run the server and print the model; ``silo --silo i``: run silo i (each in its own process)."""
-    from dpcore.data import load_insurance
-
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    silos, plan = insurance_setup(load_insurance(), num_silos=args.num_silos, silos_per_round=args.silos_per_round,
-                                  rounds=args.rounds, epsilon=args.epsilon, seed=args.seed)  # fmt: skip
-    if args.role == "server":
-        w = serve(plan, address=args.address)
-        if args.out:
-            np.save(args.out, w)
-        print(np.array2string(w, precision=6))
-        return 0
-    if args.silo is None or not 0 <= args.silo < len(silos):
-        raise ValueError(f"--silo must be in [0, {len(silos) - 1}]")
-    connect(silos[args.silo], seed=plan.seed, address=args.address)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
