@@ -31,8 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import dp_accounting
-
 from dpcore.accounting import fdp, gaussian
 from dpcore.accounting import pld as pld_accountant
 from dpcore.accounting.calibrate import smallest_sigma
@@ -57,7 +55,7 @@ __all__ = [
 METHODS = ("pld", "rdp", "rdp-mironov", "gdp")
 RIGOROUS = ("pld", "rdp", "rdp-mironov")
 APPROXIMATE = ("gdp",)
-PLD_GRID = 1e-4
+PLD_GRID = pld_accountant.GRID  # the PLD discretisation interval (dpcore.accounting.pld)
 _SUPPORTED = {"poisson": METHODS, "fixed": ("rdp", "rdp-mironov", "gdp"), "shuffle": ()}
 
 
@@ -95,12 +93,6 @@ def _check_sampling(method: str, sampling: str) -> None:
         raise ValueError(
             f"sampling={sampling!r} is supported by method in {_SUPPORTED[sampling]}, not method={method!r}"
         )
-
-
-def _event(noise_multiplier: float, sample_rate: float, steps: int) -> dp_accounting.DpEvent:
-    gaussian_event = dp_accounting.GaussianDpEvent(noise_multiplier)
-    step = gaussian_event if sample_rate == 1.0 else dp_accounting.PoissonSampledDpEvent(sample_rate, gaussian_event)
-    return dp_accounting.SelfComposedDpEvent(step, steps)
 
 
 def _pld_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:

@@ -46,6 +46,7 @@ from dp_accounting import pld
 from scipy import special, stats
 
 from dpcore.accounting.calibrate import smallest_sigma
+from dpcore.accounting.dpsgd import PLD_GRID
 from dpcore.validation import check_choice, check_nonnegative, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
@@ -75,7 +76,6 @@ __all__ = [
 
 FORMULAS = ("theory", "experiments")
 NEIGHBOURS = ("replace-one", "add-remove")
-PLD_GRID = 1e-4
 MAX_PLD_POINTS = 150_000
 _TAIL = 1e-15
 
