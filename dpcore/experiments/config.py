@@ -4,8 +4,9 @@ A :class:`RunConfig` fully describes a training run of the generalised DP-SGD of
 (paper 003, Algorithm 1 with eq. (22)): the data (set, split sizes, seed), the model, the sampler,
 the clipping (s, m), σ, C, the batch size |S_b| = m·s, the epochs, the learning-rate rule, the seed,
 the profile and the device.  Its :func:`config_hash` (first 16 hex digits of the SHA-256 of the
-canonical JSON of every field) names the run's result file and checkpoint folder, so a run is
-recomputed exactly when something that defines it changes.
+canonical JSON of every field that differs from its default) names the run's result file and checkpoint
+folder, so a run is recomputed exactly when something that defines it changes, and adding a new field with
+a default leaves the hashes of existing runs (and their committed results) valid.
 
 >>> cfg = RunConfig(dataset="mnist", model="lenet5", sampling="shuffle", clipping="batch", batch_size=256,
 ...                 clip_norm=0.1, noise_multiplier=2.0, epochs=100, lr=0.025, profile="paper")
@@ -19,7 +20,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import MISSING, asdict, dataclass, fields, replace
 from typing import Any
 
 from dpcore.models import MODELS
@@ -235,7 +236,20 @@ def canonical_json(obj: Any) -> str:
 
 
 def config_hash(config: RunConfig) -> str:
-    """First 16 hex digits of the SHA-256 of the canonical JSON of every field of ``config``."""
+    """First 16 hex digits of the SHA-256 of the canonical JSON of ``config``'s fields.
+
+    Fields at their default value are left out (required fields are always in), so that a field added
+    later with a default does not rename the results of runs that never set it.
+    """
     if not isinstance(config, RunConfig):
         raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
-    return hashlib.sha256(canonical_json(config.to_dict()).encode()).hexdigest()[:16]
+    kept = {k: v for k, v in config.to_dict().items() if k not in _DEFAULTS or canonical_json(v) != _DEFAULTS[k]}
+    return hashlib.sha256(canonical_json(kept).encode()).hexdigest()[:16]
+
+
+#: canonical JSON of each defaulted field's default, in the form ``to_dict`` writes it
+_DEFAULTS = {
+    f.name: canonical_json(dict(f.default) if f.name == "model_kwargs" else f.default)
+    for f in fields(RunConfig)
+    if f.default is not MISSING
+}
