@@ -14,13 +14,13 @@ name                   definition                                               
 =====================  ==============================================================  ===========
 
 The ScatterNet features come from :class:`Scattering2D`, a small self-written 2-D scattering
-transform (Morlet filter bank, J = 2, L = 8; Bruna & Mallat 2013, as used by Tramèr & Boneh 2021 via
-kymatio).  kymatio 0.3.0 is not used: its import fails with scipy 1.17 (``sph_harm`` was removed from
-``scipy.special``).  The transform here follows kymatio's filter-bank formulas (Morlet ψ_{j,θ} with
-σ = 0.8·2^j, ξ = 3π/4·2^{−j}, slant 4/L; low-pass φ with σ = 0.8·2^{J−1}; reflect padding) but
-filters at full resolution before subsampling, so its coefficients are close to, not identical with,
-kymatio's; the layout (1 + JL + L²J(J−1)/2 = 81 channels per input channel at H/2^J × W/2^J) is
-the same.
+transform (Morlet filter bank, J = 2, L = 8; Bruna & Mallat 2013) that follows the algorithm of kymatio
+(Andreux et al. 2020), the implementation Tramèr & Boneh (2021) used: Morlet ψ_{j,θ} with σ = 0.8·2^j,
+ξ = 3π/4·2^{−j}, slant 4/L; low-pass φ with σ = 0.8·2^{J−1}; reflect padding by 2^J; first-order modulus at
+resolution 2^{j1}, second-order filters cropped to it; subsampling in Fourier; kymatio's channel order.
+On CIFAR-10 its coefficients agree with kymatio 0.3.0's to about 3e-7 of each order's maximum
+(tests/test_scattering_kymatio.py, run when the optional kymatio is installed; kymatio itself imports
+only through :mod:`dpcore.scattering_compat`, since SciPy 1.17 removed ``scipy.special.sph_harm``).
 """
 
 from __future__ import annotations
@@ -225,8 +225,11 @@ class AlexNetCIFAR(nn.Module):
 # ------------------------------------------------------------------------------------------------
 # 2-D scattering transform (ScatterNet)
 # ------------------------------------------------------------------------------------------------
+_GABOR_PI = 3.1415  # the normalisation constant of kymatio's ``gabor_2d`` (π truncated; kept so coefficients agree)
+
+
 def _gabor(m: int, n: int, sigma: float, theta: float, xi: float, slant: float) -> np.ndarray:
-    """Periodised 2-D Gabor filter on an m×n grid centred at the origin (kymatio's ``gabor_2d`` formula)."""
+    """Periodised 2-D Gabor filter on an m×n grid centred at the origin (Bruna & Mallat 2013; kymatio's formula)."""
     c, s = math.cos(theta), math.sin(theta)
     rot = np.array([[c, -s], [s, c]])
     curv = rot @ np.diag([1.0, slant**2]) @ rot.T / (2 * sigma**2)
@@ -236,7 +239,7 @@ def _gabor(m: int, n: int, sigma: float, theta: float, xi: float, slant: float) 
             xx, yy = np.mgrid[ex * m : m + ex * m, ey * n : n + ey * n]
             arg = -(curv[0, 0] * xx**2 + (curv[0, 1] + curv[1, 0]) * xx * yy + curv[1, 1] * yy**2)
             out += np.exp(arg + 1j * (xx * xi * c + yy * xi * s))
-    return out / (2 * math.pi * sigma**2 / slant)
+    return out / (2 * _GABOR_PI * sigma**2 / slant)
 
 
 def _morlet(m: int, n: int, sigma: float, theta: float, xi: float, slant: float) -> np.ndarray:
@@ -246,12 +249,44 @@ def _morlet(m: int, n: int, sigma: float, theta: float, xi: float, slant: float)
     return wave - (wave.sum() / envelope.sum()) * envelope
 
 
+def _crop_filter(f_hat: np.ndarray, res: int) -> np.ndarray:
+    """A Fourier-domain filter for signals subsampled by 2^res: keep |frequency| < M/2^(res+1), fold onto M/2^res."""
+    if res == 0:
+        return f_hat.copy()
+    m, n = f_hat.shape
+    k = 2**res
+    kept = f_hat.copy()
+    kept[int(m * 2 ** (-res - 1)) : int(m * 2 ** (-res - 1)) + int(m * (1 - 2**-res)), :] = 0
+    kept[:, int(n * 2 ** (-res - 1)) : int(n * 2 ** (-res - 1)) + int(n * (1 - 2**-res))] = 0
+    return kept.reshape(k, m // k, k, n // k).sum(axis=(0, 2))
+
+
+def _filter_subsample(u_hat: Tensor, f_hat: Tensor, k: int) -> Tensor:
+    """Fourier transform of (u ⋆ f)[::k, ::k] from the transforms of u and f: the mean of the k² frequency blocks.
+
+    Summing block by block avoids the full-size product (the subsampling is the periodisation in Fourier).
+    """
+    if k == 1:
+        return u_hat * f_hat
+    mk, nk = u_hat.shape[-2] // k, u_hat.shape[-1] // k
+    out = None
+    for a in range(k):
+        for b in range(k):
+            rows, cols = slice(a * mk, (a + 1) * mk), slice(b * nk, (b + 1) * nk)
+            term = u_hat[..., rows, cols] * f_hat[..., rows, cols]
+            out = term if out is None else out + term
+    return out / k**2
+
+
 class Scattering2D(nn.Module):
     """Second-order 2-D scattering transform S_J x (Bruna & Mallat 2013) with L orientations.
 
     Input (B, C, H, W) with H, W multiples of 2^J; output (B, C·K, H/2^J, W/2^J) with
-    K = 1 + J·L + L²·J(J−1)/2 (81 for J = 2, L = 8), ordered per input channel as
-    [S0, then for each (j1, θ1): S1(j1, θ1) followed by its S2(j1, θ1, j2 > j1, θ2)].
+    K = 1 + J·L + L²·J(J−1)/2 (81 for J = 2, L = 8), ordered per input channel as kymatio's
+    ``Scattering2D`` orders them: [S0, S1(j1, θ1) for (j1, θ1), S2(j1, θ1, j2, θ2) for (j1, θ1) and j2 > j1, θ2].
+    The algorithm is the multi-resolution one of kymatio (Andreux et al. 2020), used by Tramèr & Boneh
+    (2021) and hence by paper 002's Table I: reflect padding by 2^J, |x ⋆ ψ_{j1}| computed at resolution
+    2^{j1}, second-order filters cropped to that resolution, low-pass φ_J and subsampling in Fourier.
     No trainable parameters (filters are buffers).
     """
 
@@ -259,8 +294,8 @@ class Scattering2D(nn.Module):
         super().__init__()
         self.J, self.L = check_positive_int("J", J), check_positive_int("L", L)
         h, w = shape
-        if h % 2**J or w % 2**J:
-            raise ValueError(f"shape must be multiples of 2^J = {2**J}, got {shape}")
+        if h % 2**J or w % 2**J or h <= 2**J or w <= 2**J:
+            raise ValueError(f"shape must be multiples of 2^J = {2**J} larger than 2^J, got {shape}")
         self.shape, self.pad, self.chunk = (h, w), 2**J, check_positive_int("chunk", chunk)
         m, n = h + 2 * self.pad, w + 2 * self.pad
         psi = []
@@ -271,46 +306,60 @@ class Scattering2D(nn.Module):
         phi = np.real(np.fft.fft2(_gabor(m, n, 0.8 * 2 ** (J - 1), 0.0, 0.0, 1.0)))
         self.register_buffer("psi_hat", torch.tensor(np.stack(psi), dtype=torch.float32))  # (J·L, m, n)
         self.register_buffer("phi_hat", torch.tensor(phi, dtype=torch.float32))
-        order = []  # (kind, index) per output channel
-        order.append(("s0", ()))
-        for j1 in range(J):
-            for t1 in range(L):
-                order.append(("s1", (j1 * L + t1,)))
-                for j2 in range(j1 + 1, J):
-                    for t2 in range(L):
-                        order.append(("s2", (j1 * L + t1, j2 * L + t2)))
+        for res in range(1, J):  # filters at resolution 2^res: φ for S1/S2 of scale res, ψ_{j2 > res} for U2
+            self.register_buffer(f"phi_hat_{res}", torch.tensor(_crop_filter(phi, res), dtype=torch.float32))
+            if res < J - 1:
+                cropped = [_crop_filter(p, res) for p in psi[(res + 1) * L :]]
+                self.register_buffer(f"psi_hat_{res}", torch.tensor(np.stack(cropped), dtype=torch.float32))
+        order: list[tuple[str, tuple[int, ...]]] = [("s0", ())]
+        order += [("s1", (j1 * L + t1,)) for j1 in range(J) for t1 in range(L)]
+        order += [
+            ("s2", (j1 * L + t1, j2 * L + t2))
+            for j1 in range(J)
+            for t1 in range(L)
+            for j2 in range(j1 + 1, J)
+            for t2 in range(L)
+        ]
         self.order = order
 
     @property
     def n_coefficients(self) -> int:
         return len(self.order)
 
-    def _lowpass(self, u_hat: Tensor) -> Tensor:
-        out = torch.fft.ifft2(u_hat * self.phi_hat).real
-        k = 2**self.J
-        return out[..., ::k, ::k][..., 1:-1, 1:-1]
+    def _phi(self, res: int) -> Tensor:
+        return self.phi_hat if res == 0 else getattr(self, f"phi_hat_{res}")
+
+    def _psi(self, j: int, res: int) -> Tensor:
+        """The L wavelets of scale j at resolution 2^res (res ≤ j)."""
+        if res == 0:
+            return self.psi_hat[j * self.L : (j + 1) * self.L]
+        offset = (j - res - 1) * self.L
+        return getattr(self, f"psi_hat_{res}")[offset : offset + self.L]
+
+    def _lowpass(self, u_hat: Tensor, res: int) -> Tensor:
+        """S = (u ⋆ φ_J) subsampled to resolution 2^J and unpadded, for u given at resolution 2^res."""
+        out = torch.fft.ifft2(_filter_subsample(u_hat, self._phi(res), 2 ** (self.J - res))).real
+        return out[..., 1:-1, 1:-1]
 
     def _transform(self, x: Tensor) -> Tensor:
         b, c = x.shape[:2]
         xp = nn.functional.pad(x.reshape(b * c, 1, *x.shape[2:]), (self.pad,) * 4, mode="reflect")[:, 0]
         x_hat = torch.fft.fft2(xp.to(self.psi_hat.dtype))  # (bc, m, n)
-        u1 = torch.fft.ifft2(x_hat[:, None] * self.psi_hat[None]).abs()  # (bc, JL, m, n)
-        u1_hat = torch.fft.fft2(u1)
-        out = {("s0", ()): self._lowpass(x_hat)}
-        s1 = self._lowpass(u1_hat)
-        for i in range(self.J * self.L):
-            out[("s1", (i,))] = s1[:, i]
+        parts = [self._lowpass(x_hat, 0)[:, None]]
+        s2 = []
         for j1 in range(self.J):
+            u1 = torch.fft.ifft2(_filter_subsample(x_hat[:, None], self._psi(j1, 0), 2**j1)).abs()  # (bc, L, ·, ·)
+            u1_hat = torch.fft.fft2(u1)
+            parts.append(self._lowpass(u1_hat, j1))
+            per_j2 = []
             for j2 in range(j1 + 1, self.J):
-                src = u1_hat[:, j1 * self.L : (j1 + 1) * self.L]  # (bc, L, m, n)
-                flt = self.psi_hat[j2 * self.L : (j2 + 1) * self.L]  # (L, m, n)
-                u2 = torch.fft.ifft2(src[:, :, None] * flt[None, None]).abs()  # (bc, L, L, m, n)
-                s2 = self._lowpass(torch.fft.fft2(u2))
-                for t1 in range(self.L):
-                    for t2 in range(self.L):
-                        out[("s2", (j1 * self.L + t1, j2 * self.L + t2))] = s2[:, t1, t2]
-        feats = torch.stack([out[key] for key in self.order], dim=1)  # (bc, K, h', w')
-        return feats.reshape(b, c * len(self.order), *feats.shape[2:])
+                u2_hat = _filter_subsample(u1_hat[:, :, None], self._psi(j2, j1), 2 ** (j2 - j1))
+                u2_hat = torch.fft.fft2(torch.fft.ifft2(u2_hat).abs())  # (bc, L, L, ..)
+                per_j2.append(self._lowpass(u2_hat, j2))
+            if per_j2:  # order (θ1, j2, θ2) within j1
+                s2.append(torch.stack(per_j2, dim=2).flatten(1, 3))
+        feats = torch.cat(parts + s2, dim=1)  # (bc, K, h', w')
+        return feats.reshape(b, c * feats.shape[1], *feats.shape[2:])
 
     def forward(self, x: Tensor) -> Tensor:
         if tuple(x.shape[-2:]) != self.shape:

@@ -1,5 +1,7 @@
 """Models of papers 000/002/003: sizes from the notes, shapes, the scattering transform, per-sample support."""
 
+import math
+
 import pytest
 import torch
 from torch import nn
@@ -72,9 +74,9 @@ def test_scattering_layout_and_invariances():
     x = torch.rand(2, 3, 16, 16, generator=g)
     s = scat(x)
     assert s.shape == (2, 3 * 81, 4, 4)
-    # the wavelets have zero mean, the low-pass filter unit mean
+    # the wavelets have zero mean, the low-pass filter mean π/3.1415 (kymatio's Gabor normalisation, kept)
     assert float(scat.psi_hat[:, 0, 0].abs().max()) < 1e-6
-    assert float(scat.phi_hat[0, 0]) == pytest.approx(1.0, abs=1e-6)
+    assert float(scat.phi_hat[0, 0]) == pytest.approx(math.pi / 3.1415, abs=1e-6)
     # a constant image has only the order-0 coefficient
     const = scat(torch.full((1, 1, 16, 16), 2.0))
     assert torch.allclose(const[0, 0], torch.full((4, 4), 2.0), atol=1e-4)
