@@ -59,6 +59,50 @@ def _cor41(p: int, printed: float, expected: float, corrected: str) -> ClaimSpec
 
 
 SPECS: tuple[ClaimSpec, ...] = (
+    # ---- Fig. 1 and Example 3.1 simulated (toys.py, notebook modelmix_toys; issue 14, i14-extras) ------------
+    ClaimSpec("002", "fig1.mixed_in_envelope", "Fig. 1", "every mixed state lies in its step's envelope box", True,
+              "derived", "Fig. 1 caption: 'The dashed lines represent the mixing ... The green area represents the "
+              "approximated trajectory envelope'; Algorithm 1 line 10, eq. (9); check: on the drawn trajectory each "
+              "mixed point lies in the box spanned coordinate-wise by the two states it mixes"),  # fmt: skip
+    ClaimSpec("002", "fig1.gap_at_least_tau", "Fig. 1", "the mixed states differ by >= tau in every coordinate",
+              True, "derived", "Algorithm 1, lines 6-8; Appendix A: 'ensures the per coordinate distance between "
+              "w_k and w_{k-1} is at least tau_{k+1}'; check: every step of the drawn trajectory, after lines 6-8"),
+    ClaimSpec("002", "fig1.step_from_mixed", "Fig. 1", "each gradient step starts at the mixed state", True,
+              "derived", "Fig. 1 caption: 'the arrows represent gradient descent'; Algorithm 1 line 10, eq. (9); "
+              "check: w_k = mixed_k - eta*(G_{k-1} + Delta_k) at every drawn step (gradient at the unmixed w_{k-1})"),
+    ClaimSpec("002", "fig1.mixing_mean_midpoint", "Fig. 1", "in expectation the mixed state is the midpoint", True,
+              "derived", "§3.2, before eq. (10): 'the mixed state in expectation is the average of the last two "
+              "iterations' states (w_{k-1}+w_{k-2})/2'; check: Monte-Carlo mean of 20,000 mixes of the last drawn "
+              "pair within 4 standard errors of the midpoint, per coordinate"),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.sampled_grad_std", "Example 3.1", "std of sampled per-sample gradients", 49.7,
+              "printed", "§3.3, Example 3.1: 'the standard deviation of the per-sample stochastic gradient, where we "
+              "randomly sample x' ... is 49.7 for any w'", atol=0.5,
+              note="200,000 sampled gradients at each of w = 20 and w = 0, pooled; exact value 49.67"),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.sampled_clipped_grad.w20", "Example 3.1", "mean sampled clipped gradient, w=20, c=1",
+              0.3333333333333333, "printed", "§3.3, Example 3.1: 'At w=20, the expectation of the clipped stochastic "
+              "gradient is 1/3 rather than 0'", atol=0.01,
+              note="mean of 200,000 sampled clipped gradients (standard error 0.002)"),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.sampled_clipped_grad.w0", "Example 3.1", "mean sampled clipped gradient, w=0, c=1",
+              0.3333333333333333, "printed", "§3.3, Example 3.1: 'say w=0 and grad F(0) = -20, the expectation of "
+              "the clipped stochastic gradient is still 1/3'", atol=0.01,
+              note="mean of 200,000 sampled clipped gradients (standard error 0.002)"),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.limit.c1", "Example 3.1", "where expected clipped descent stops, c = 1",
+              -10.0, "derived", "§3.3 after Example 3.1: 'if c is not properly selected, clipped SGD could fail to "
+              "converge'; derived: with c = 1 the expected clipped gradient vanishes at the median -10, not at "
+              "w* = 20; check: 2000 steps of eta = 0.5 from w0 in {-50, 0, 20, 60, 150}, median end point",
+              atol=1e-6),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.limit.c100", "Example 3.1", "where expected clipped descent stops, c = 100",
+              20.0, "derived", "§3.3 (iii): the clipping threshold must exceed the sampling-noise scale; derived: "
+              "c = 100 > 70 = max_i |20 - x_i| clips nothing near w* and descent reaches w* = 20; check: as for c = 1",
+              atol=1e-6),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.c1.wrong_from_every_start", "Example 3.1", "c = 1 ends at -10 from every start", True,
+              "derived", "§3.3 after Example 3.1: 'clipped SGD could fail to converge regardless of the magnitude of "
+              "the full-batch gradient'; check: from w0 = -50, 0, 20 (the optimum itself, F' = 0), 60 and 150 descent "
+              "with c = 1 ends within 1e-6 of -10"),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.smallest_unbiased_clip", "Example 3.1", "smallest c whose clipped descent reaches w*",
+              70.0, "derived", "§3.3 (iii): 'c must exceed the per-sample gradient noise' (std 49.7 here); derived: "
+              "the limit equals w* = 20 iff c >= max_i |20 - x_i| = 70; check: bisection on c of where descent stops",
+              atol=1e-6),  # fmt: skip
     # ---- Fig. 3 (a)-(c): the end values printed in §4.3 -------------------------------------------------
     _fig3("a", "0.075", "ModelMix", "modelmix", 57.2),
     _fig3("a", "0.075", "ModelMix p=25", "p25", 17.9),
