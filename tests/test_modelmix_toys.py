@@ -170,3 +170,13 @@ def test_figures_draw():
     fig2 = toys.example31_figure(limits, paths)
     assert len(fig2.axes) == 4  # three panels + the twin axis of (a)
     plt.close("all")
+
+
+def test_trace_table():
+    trace = toys.fig1_trace()
+    table = toys.trace_table(trace)
+    assert len(table) == toys.FIG1["steps"] and table["k"].tolist() == list(range(1, toys.FIG1["steps"] + 1))
+    np.testing.assert_allclose(table[["w_k_1", "w_k_2"]].to_numpy(), trace.states[2:])
+    three = toys.modelmix_trajectory(np.eye(3), (0, 0, 0), (1, 1, 1), (0, 0, 0), steps=2, lr=0.1, tau=0.1)
+    with pytest.raises(ValueError, match="2-D"):
+        toys.trace_table(three)

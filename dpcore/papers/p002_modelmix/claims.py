@@ -86,23 +86,23 @@ SPECS: tuple[ClaimSpec, ...] = (
               0.3333333333333333, "printed", "§3.3, Example 3.1: 'say w=0 and grad F(0) = -20, the expectation of "
               "the clipped stochastic gradient is still 1/3'", atol=0.01,
               note="mean of 200,000 sampled clipped gradients (standard error 0.002)"),  # fmt: skip
-    ClaimSpec("002", "ex3.1.sim.limit.c1", "Example 3.1", "where expected clipped descent stops, c = 1",
-              -10.0, "derived", "§3.3 after Example 3.1: 'if c is not properly selected, clipped SGD could fail to "
-              "converge'; derived: with c = 1 the expected clipped gradient vanishes at the median -10, not at "
-              "w* = 20; check: 2000 steps of eta = 0.5 from w0 in {-50, 0, 20, 60, 150}, median end point",
-              atol=1e-6),  # fmt: skip
-    ClaimSpec("002", "ex3.1.sim.limit.c100", "Example 3.1", "where expected clipped descent stops, c = 100",
-              20.0, "derived", "§3.3 (iii): the clipping threshold must exceed the sampling-noise scale; derived: "
-              "c = 100 > 70 = max_i |20 - x_i| clips nothing near w* and descent reaches w* = 20; check: as for c = 1",
-              atol=1e-6),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.limit.c1", "Example 3.1", "where expected clipped descent stops, c = 1", -10.0,
+              "derived", "§3.3, before Example 3.1: 'even without any noise perturbation, clipped SGD could fail "
+              "when c is much smaller than the magnitude of sampling noise'; derived: with c = 1 the expected "
+              "clipped gradient vanishes at the median -10, not at w* = 20; check: 2000 steps of eta = 0.5 from "
+              "w0 in {-50, 0, 20, 60, 150}, median end point", atol=1e-6),  # fmt: skip
+    ClaimSpec("002", "ex3.1.sim.limit.c100", "Example 3.1", "where expected clipped descent stops, c = 100", 20.0,
+              "derived", "§3.3 after Example 3.1, observation 1: 'we need the clipping threshold c to be "
+              "sufficiently larger than the sampling noise'; derived: c = 100 > 70 = max_i |20 - x_i| clips nothing "
+              "near w*, so descent reaches w* = 20; check: as for c = 1", atol=1e-6),  # fmt: skip
     ClaimSpec("002", "ex3.1.sim.c1.wrong_from_every_start", "Example 3.1", "c = 1 ends at -10 from every start", True,
               "derived", "§3.3 after Example 3.1: 'clipped SGD could fail to converge regardless of the magnitude of "
               "the full-batch gradient'; check: from w0 = -50, 0, 20 (the optimum itself, F' = 0), 60 and 150 descent "
               "with c = 1 ends within 1e-6 of -10"),  # fmt: skip
     ClaimSpec("002", "ex3.1.sim.smallest_unbiased_clip", "Example 3.1", "smallest c whose clipped descent reaches w*",
-              70.0, "derived", "§3.3 (iii): 'c must exceed the per-sample gradient noise' (std 49.7 here); derived: "
-              "the limit equals w* = 20 iff c >= max_i |20 - x_i| = 70; check: bisection on c of where descent stops",
-              atol=1e-6),  # fmt: skip
+              70.0, "derived", "§3.3 after Example 3.1, observation 1: 'the clipping threshold c to be sufficiently "
+              "larger than the sampling noise' (std 49.7 here); derived: the limit equals w* = 20 iff "
+              "c >= max_i |20 - x_i| = 70; check: bisection on c of where descent stops", atol=1e-6),  # fmt: skip
     # ---- Fig. 3 (a)-(c): the end values printed in §4.3 -------------------------------------------------
     _fig3("a", "0.075", "ModelMix", "modelmix", 57.2),
     _fig3("a", "0.075", "ModelMix p=25", "p25", 17.9),

@@ -33,6 +33,7 @@ __all__ = [
     "fig1_checks",
     "mixing_mean",
     "mixing_mean_check",
+    "trace_table",
     "clipped_gd_path",
     "clipped_sgd_path",
     "clipped_limit",
@@ -166,6 +167,20 @@ def mixing_mean(a: Sequence[float], b: Sequence[float], *, draws: int = 20_000, 
     b = _vector("b", b, a.size)
     alpha = np.random.default_rng(seed).uniform(size=(check_positive_int("draws", draws), a.size))
     return (alpha * a + (1 - alpha) * b).mean(axis=0)
+
+
+def trace_table(trace: ModelMixTrace):
+    """The trace as a table, one row per step k: the two mixed states (after lines 6–8), α, the mixed state,
+    the step η(G + Δ) and the new state w_k (2-D: columns ``..._1`` and ``..._2``)."""
+    import pandas as pd
+
+    if trace.states.shape[1] != 2:
+        raise ValueError(f"trace_table needs a 2-D trace, got dimension {trace.states.shape[1]}")
+    cols: dict[str, np.ndarray] = {"k": np.arange(1, len(trace.mixed) + 1)}
+    for name, arr in (("w_prev1", trace.corners[:, 0]), ("w_prev2", trace.corners[:, 1]), ("alpha", trace.alpha),
+                      ("mixed", trace.mixed), ("update", trace.update), ("w_k", trace.states[2:])):  # fmt: skip
+        cols[f"{name}_1"], cols[f"{name}_2"] = arr[:, 0], arr[:, 1]
+    return pd.DataFrame(cols)
 
 
 def mixing_mean_check(trace: ModelMixTrace, *, draws: int = 20_000, seed: int = 0) -> bool:
