@@ -126,7 +126,7 @@ class AsyncTrainer:
         self.n_clients = len(client_data)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.server = [p.detach().clone() for p in self.params]
-        self.versions: dict[int, list[Tensor]] = {0: [t.clone() for t in self.server]}  # k -> v_k (last three)
+        self.versions: dict[int, list[Tensor]] = {0: [t.clone() for t in self.server]}  # k -> v_k (last two)
         self.local = [[t.clone() for t in self.server] for _ in client_data]
         self.received = [0] * self.n_clients
         self.started_from: list[list[int]] = [[] for _ in client_data]
@@ -175,7 +175,7 @@ class AsyncTrainer:
                 for t, g in zip(self.server, u, strict=True):
                     t.sub_(lr * g)
         self.versions[i + 1] = [t.clone() for t in self.server]
-        self.versions.pop(i - 2, None)  # only v_{i}, v_{i+1} can still be delivered
+        self.versions.pop(i - 1, None)  # round i + 1 starts from v_i or v_{i+1} (Υ), never older
         self.samples += planned
         self._last_lr = lr
         self.step_index += 1
