@@ -133,10 +133,13 @@ _CHANGES = {
     "lr_rule": "constant", "lr_decay": 0.5, "model_kwargs": {"in_features": 64, "num_classes": 5},
     "train_size": 100, "validation_size": 10, "test_size": 16, "eval_split": "validation", "data_seed": 1, "seed": 1,
     "engine": "vmap", "max_physical_batch": 8, "device": "cpu", "group_size": 4,
+    # paper 000 (issue 13)
+    "clients": 2, "client_data": "split", "delay_prob": 0.25, "lr_beta": 0.01, "lr_power": 0.5, "evals_per_epoch": 2,
 }  # fmt: skip
 
 
-_BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10}}
+_BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10},
+          "lr_beta": {"lr_rule": "constant", "lr_decay": 1.0}}  # fmt: skip
 _ALSO = {"lr_rule": {"lr_decay": 1.0}}
 
 

@@ -17,7 +17,8 @@ from dpcore.papers.p000_proactive import e1  # noqa: E402
 from dpcore.papers.p000_proactive import figures as pf  # noqa: E402
 from dpcore.papers.p000_proactive import results as rs  # noqa: E402
 from dpcore.papers.p000_proactive import tables as tb  # noqa: E402
-from dpcore.papers.p000_proactive.claims import CLAIMS, SPECS  # noqa: E402
+from dpcore.papers.p000_proactive.claims import TABLES_CLAIMS as CLAIMS  # noqa: E402  (the tables notebook's claims)
+from dpcore.papers.p000_proactive.claims import TABLES_SPECS as SPECS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

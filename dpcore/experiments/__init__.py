@@ -8,7 +8,8 @@ Modules: :mod:`~dpcore.experiments.config` (a run: ``RunConfig`` and its hash),
 :mod:`~dpcore.experiments.registry` (experiments registered by the paper packages),
 :mod:`~dpcore.experiments.datasets`, :mod:`~dpcore.experiments.store`, :mod:`~dpcore.experiments.runner`,
 :mod:`~dpcore.experiments.dryrun`, :mod:`~dpcore.experiments.results`,
-:mod:`~dpcore.experiments.cli`, and :mod:`~dpcore.experiments.adapters`
+:mod:`~dpcore.experiments.cli`, :mod:`~dpcore.experiments.asynchronous` (paper 000's n asynchronous clients as an
+experiment's trainer), and :mod:`~dpcore.experiments.adapters`
 (the one place that meets the data loaders and the run record).
 """
 

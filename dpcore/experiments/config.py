@@ -29,7 +29,9 @@ from dpcore.training.persample import ENGINES
 from dpcore.training.sampling import SAMPLINGS
 from dpcore.validation import check_choice, check_nonnegative, check_positive, check_positive_int, check_range
 
-__all__ = ["RunConfig", "config_hash", "canonical_json", "LR_RULES", "EVAL_SPLITS", "DEVICES", "PROFILES"]
+__all__ = [
+    "RunConfig", "config_hash", "canonical_json", "LR_RULES", "EVAL_SPLITS", "DEVICES", "PROFILES", "CLIENT_DATA",
+]  # fmt: skip
 
 #: ``"constant"``: η = lr; ``"decay_on_drop"``: paper 003 App. H, η ×= lr_decay after an epoch whose
 #: accuracy on the evaluated split dropped
@@ -99,6 +101,14 @@ class RunConfig:
     engine: str = "auto"
     max_physical_batch: int | None = None
     device: str = "auto"
+    # paper 000 (issue 13): n asynchronous clients (Algorithms 2-4), its step size η_i = lr/(1 + β t_i^p)
+    # with t_i the gradient computations before round i, and evaluations per epoch (see _check_p000)
+    clients: int = 1
+    client_data: str = "replicate"
+    delay_prob: float = 0.5
+    lr_beta: float = 0.0
+    lr_power: float = 1.0
+    evals_per_epoch: int = 1
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -165,6 +175,7 @@ class RunConfig:
             set_(self, name, check_positive_int(name, getattr(self, name), minimum=0))
         if self.max_physical_batch is not None:
             set_(self, "max_physical_batch", check_positive_int("max_physical_batch", self.max_physical_batch))
+        _check_p000(self)
 
     # ---- derived ------------------------------------------------------------------------
     @property
@@ -188,8 +199,15 @@ class RunConfig:
 
     def train_config(self) -> TrainConfig:
         """The :class:`~dpcore.training.TrainConfig` of this run (the trainer's view)."""
-        if self.lr_rule == "constant":
-            lr: Any = self.lr
+        if self.clients != 1 or self.evals_per_epoch != 1:
+            raise ValueError(
+                "the single-client trainer runs clients=1 with one evaluation per epoch; clients > 1 or "
+                "evals_per_epoch > 1 need an experiment with the asynchronous trainer (dpcore.experiments.asynchronous)"
+            )
+        if self.lr_beta > 0:
+            lr: Any = {"kind": "inverse_time", "lr0": self.lr, "beta": self.lr_beta, "power": self.lr_power}
+        elif self.lr_rule == "constant":
+            lr = self.lr
         else:
             metric = f"{self.eval_split}_accuracy"
             lr = {"kind": "decay_on_metric_drop", "lr0": self.lr, "factor": self.lr_decay, "metric": metric}
@@ -228,6 +246,26 @@ class RunConfig:
     def with_(self, **changes: Any) -> RunConfig:
         """A copy with ``changes`` applied (validated again)."""
         return replace(self, **changes)
+
+
+#: paper 000 (issue 13): how n clients get their data: "replicate" (each client holds the whole training set,
+#: i.i.d. copies; the paper's N_c is the full set) or "split" (disjoint seeded shards of N/n examples)
+CLIENT_DATA = ("replicate", "split")
+
+
+def _check_p000(cfg: RunConfig) -> None:
+    """Validate the paper 000 fields of ``cfg`` (issue 13); the defaults are today's single-client run."""
+    set_ = object.__setattr__
+    set_(cfg, "clients", check_positive_int("clients", cfg.clients))
+    check_choice("client_data", cfg.client_data, CLIENT_DATA)
+    set_(cfg, "delay_prob", check_range("delay_prob", cfg.delay_prob, 0.0, 1.0))
+    set_(cfg, "lr_beta", check_nonnegative("lr_beta", cfg.lr_beta))
+    set_(cfg, "lr_power", check_range("lr_power", cfg.lr_power, 0.0, 1.0))
+    set_(cfg, "evals_per_epoch", check_positive_int("evals_per_epoch", cfg.evals_per_epoch))
+    if cfg.lr_beta > 0 and cfg.lr_rule != "constant":
+        raise ValueError(f"lr_beta > 0 (inverse-time step size) needs lr_rule='constant', got {cfg.lr_rule!r}")
+    if cfg.client_data == "split" and cfg.train_size is not None and cfg.train_size - cfg.validation_size < cfg.clients:
+        raise ValueError(f"client_data='split' needs at least clients={cfg.clients} training examples")
 
 
 def canonical_json(obj: Any) -> str:

@@ -8,6 +8,11 @@ timing: the first of them runs ``steps`` rounds and the time of the last one is 
 evaluation of one epoch is timed on up to 1,000 examples and scaled to the evaluated split.
 
 Estimate of a run = rounds × step time + epochs × evaluation time (data loading excluded: it is shared).
+
+A trainer with a ``time_client_round(examples)`` probe (the asynchronous clients of paper 000, whose rounds
+run n clients on batches of up to thousands of examples) is not stepped: one client's round is timed on
+:data:`PROBE_EXAMPLES` // 2 and :data:`PROBE_EXAMPLES` examples, and a round of the run is n × (a + b·s) from
+that line (said in the output), so a paper-scale grid is covered in seconds.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import torch
 
@@ -25,15 +30,15 @@ from dpcore.experiments.config import RunConfig, config_hash
 from dpcore.experiments.datasets import prepare
 from dpcore.experiments.progress import format_seconds
 from dpcore.experiments.registry import Experiment, get
-from dpcore.experiments.runner import select
+from dpcore.experiments.runner import default_trainer, select
 from dpcore.experiments.store import Store
-from dpcore.models import build_model
-from dpcore.training.trainer import Trainer, make_classification_eval, resolve_device
+from dpcore.training.trainer import make_classification_eval, resolve_device
 from dpcore.validation import check_positive_int
 
 __all__ = ["DryRunRow", "dry_run", "cost_key", "format_dry_run"]
 
 EVAL_PROBE = 1000
+PROBE_EXAMPLES = 32
 
 
 @dataclass(frozen=True)
@@ -50,17 +55,18 @@ class DryRunRow:
     measured: bool  # False: the step time is shared with an earlier run of the same cost key
     device: str
     synthetic_data: bool
+    extrapolated: bool = False  # True: step time from a linear fit of probes (see the module docstring)
 
 
 def cost_key(config: RunConfig) -> tuple:
     """What the time of one round depends on (model, data shape, clipping, batch, micro-batching, device)."""
     return (
         config.model, config.model_kwargs, config.dataset, config.clipping, config.batch_size, config.group_size,
-        config.engine, config.max_physical_batch, config.device, config.noise_multiplier > 0,
+        config.engine, config.max_physical_batch, config.device, config.noise_multiplier > 0, config.clients,
     )  # fmt: skip
 
 
-def _time_steps(trainer: Trainer, steps: int) -> float:
+def _time_steps(trainer: Any, steps: int) -> float:
     last = 0.0
     for _ in range(min(steps, trainer.total_steps)):
         if trainer.device.type == "cuda":
@@ -71,6 +77,15 @@ def _time_steps(trainer: Trainer, steps: int) -> float:
             torch.cuda.synchronize(trainer.device)
         last = time.perf_counter() - t0
     return last
+
+
+def _probe_line(trainer: Any) -> tuple[float, float]:
+    """(a, b): one client's round on n examples takes a + b·n seconds (two probes after a warm-up)."""
+    half = PROBE_EXAMPLES // 2
+    trainer.time_client_round(half)
+    t1, t2 = trainer.time_client_round(half), trainer.time_client_round(PROBE_EXAMPLES)
+    b = max(t2 - t1, 0.0) / (PROBE_EXAMPLES - half)
+    return max(t1 - b * half, 0.0), b
 
 
 def _time_eval(model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], split: str) -> float:
@@ -106,27 +121,31 @@ def dry_run(
     exp = get(experiment) if isinstance(experiment, str) else experiment
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     plan = select(exp.runs(profile, store.load), only)
-    timings: dict[tuple, float] = {}
+    timings: dict[tuple, Any] = {}  # step seconds, or the probe line (a, b)
     eval_timings: dict[tuple, float] = {}
     rows = []
     for run in plan:
         cfg = run.config
         data = prepare(cfg, synthetic_ok=synthetic_ok)
-        model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
-        trainer = Trainer(model, data.train, cfg.train_config())
+        trainer = (exp.trainer or default_trainer)(cfg, data)
+        probe = hasattr(trainer, "time_client_round")
         key = cost_key(cfg)
+        if probe:  # a fitted line: independent of the batch size
+            key = ("probe", *key[:4], *key[5:])
         measured = key not in timings
         if measured:
-            timings[key] = _time_steps(trainer, steps)
+            timings[key] = _probe_line(trainer) if probe else _time_steps(trainer, steps)
+        step_seconds = (cfg.clients * (timings[key][0] + timings[key][1] * cfg.batch_size)
+                        if probe else timings[key])  # fmt: skip
         ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
         if ekey not in eval_timings:
             eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split)
         status = "waiting" if not run.ready else ("done" if store.result_path(cfg).exists() else "todo")
-        estimate = trainer.total_steps * timings[key] + cfg.epochs * eval_timings[ekey]
+        estimate = trainer.total_steps * step_seconds + cfg.epochs * cfg.evals_per_epoch * eval_timings[ekey]
         rows.append(
             DryRunRow(
-                run.name, config_hash(cfg), status, trainer.total_steps, timings[key], eval_timings[ekey], estimate,
-                measured, str(resolve_device(cfg.device)), data.synthetic,
+                run.name, config_hash(cfg), status, trainer.total_steps, step_seconds, eval_timings[ekey], estimate,
+                measured, str(resolve_device(cfg.device)), data.synthetic, probe,
             )  # fmt: skip
         )
     print(format_dry_run(exp.name, profile, rows), file=stream if stream is not None else sys.stdout, flush=True)
@@ -152,6 +171,9 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
     lines.append(f"total estimate: {format_seconds(total)} ({total / 3600:.2f} h); without finished runs: "
                  f"{format_seconds(left)} ({left / 3600:.2f} h)")  # fmt: skip
     lines.append("'=' : step time shared with an earlier run of the same model, clipping, batch and micro-batching")
+    if any(r.extrapolated for r in rows):
+        lines.append(f"asynchronous runs: a round (n clients) is EXTRAPOLATED from timing one client's round on "
+                     f"{PROBE_EXAMPLES // 2} and {PROBE_EXAMPLES} examples (linear in the batch size)")  # fmt: skip
     if any(r.synthetic_data for r in rows):
         lines.append("NOTE: some data files are missing; those runs were timed on SYNTHETIC data of the same shape")
     return "\n".join(lines)

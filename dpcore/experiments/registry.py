@@ -26,6 +26,7 @@ from dpcore.experiments.config import PROFILES, RunConfig
 __all__ = [
     "Epsilon",
     "Accountant",
+    "TrainerFactory",
     "PlannedRun",
     "Experiment",
     "register",
@@ -55,6 +56,12 @@ class Epsilon:
 
 #: (record as a dict, the run's config) -> Epsilon
 Accountant = Callable[[Mapping[str, Any], RunConfig], Epsilon]
+#: (run config, prepared data) -> a trainer with the interface of :class:`dpcore.training.Trainer` that the runner
+#: and the dry run use (``model``, ``device``, ``total_steps``, ``step_index``, ``history``, ``on_step``, ``step()``,
+#: ``run()``, ``record()``, ``state_dict()``, ``load_state_dict()``) and optionally ``result_extras()`` (a dict of
+#: JSON-able fields added to the run's result, e.g. one run record per client).  ``None`` in an
+#: :class:`Experiment`: the single-client Trainer.
+TrainerFactory = Callable[[RunConfig, Any], Any]
 Lookup = Callable[[RunConfig], "Mapping[str, Any] | None"]
 
 
@@ -77,13 +84,18 @@ class PlannedRun:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A named grid: ``plan(profile, lookup) -> [PlannedRun]`` and ``accountants`` {"paper", "standard"}."""
+    """A named grid: ``plan(profile, lookup) -> [PlannedRun]`` and ``accountants`` {"paper", "standard"}.
+
+    ``trainer`` (optional) builds the trainer of a run from its configuration and data (see
+    :data:`TrainerFactory`); the default trains with :class:`dpcore.training.Trainer` (one client).
+    """
 
     name: str
     description: str
     plan: Callable[[str, Lookup], Sequence[PlannedRun]]
     accountants: Mapping[str, Accountant] = field(default_factory=dict)
     profiles: tuple[str, ...] = PROFILES
+    trainer: TrainerFactory | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or "/" in self.name:
@@ -93,6 +105,8 @@ class Experiment:
         for key, fn in self.accountants.items():
             if not callable(fn):
                 raise ValueError(f"accountants[{key!r}] must be callable (record, config) -> Epsilon")
+        if self.trainer is not None and not callable(self.trainer):
+            raise ValueError("trainer must be None or callable (config, data) -> trainer")
         for p in self.profiles:
             if p not in PROFILES:
                 raise ValueError(f"profiles must be drawn from {PROFILES}, got {p!r}")

@@ -50,6 +50,7 @@ __all__ = [
     "select",
     "parameters_digest",
     "software",
+    "default_trainer",
 ]
 
 CHECKPOINT_FORMAT = 1
@@ -133,6 +134,14 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def default_trainer(cfg: RunConfig, data: Any) -> Trainer:
+    """The single-client :class:`~dpcore.training.Trainer` of ``cfg`` on ``data`` (a ``PreparedData``), evaluating
+    the run's split after every epoch: what an :class:`Experiment` without its own ``trainer`` trains with."""
+    model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
+    eval_fn = make_classification_eval(*data.evaluation, prefix=cfg.eval_split)
+    return Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
+
+
 def run_one(
     experiment: Experiment,
     planned: PlannedRun,
@@ -152,9 +161,7 @@ def run_one(
     if force and ckpt.parent.exists():
         shutil.rmtree(ckpt.parent)
     data = prepare(cfg)
-    model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
-    eval_fn = make_classification_eval(*data.evaluation, prefix=cfg.eval_split)
-    trainer = Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
+    trainer = (experiment.trainer or default_trainer)(cfg, data)
     elapsed_before, sessions = 0.0, 1
     if ckpt.exists():
         state = torch.load(ckpt, map_location="cpu", weights_only=True)
@@ -169,7 +176,7 @@ def run_one(
     start = time.perf_counter()
     seen = len(trainer.history)
 
-    def after_step(tr: Trainer) -> None:
+    def after_step(tr: Any) -> None:
         nonlocal seen
         bar.step()
         if len(tr.history) == seen:
@@ -203,6 +210,7 @@ def run_one(
         "history": rows,
         **_summary(rows),
         "record": record,
+        **(trainer.result_extras() if hasattr(trainer, "result_extras") else {}),  # e.g. per-client records
         "epsilon": epsilons,
         "final_parameters_sha256": parameters_digest(trainer.model),
         "wall_seconds": wall,

@@ -17,8 +17,11 @@ privacy is that of its own local DP-SGD run, so each gets its own run record.
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -36,9 +39,11 @@ from dpcore.training.trainer import (
     make_loss,
     resolve_device,
 )
-from dpcore.validation import check_range
+from dpcore.validation import check_positive_int, check_range
 
-__all__ = ["AsyncResult", "run_async_clients", "broadcast_delays"]
+__all__ = ["AsyncResult", "AsyncTrainer", "run_async_clients", "broadcast_delays", "CHECKPOINT_FORMAT"]
+
+CHECKPOINT_FORMAT = 1
 
 
 @dataclass
@@ -59,6 +64,242 @@ def broadcast_delays(n_clients: int, rounds: int, delay_prob: float, seed: int) 
     return d
 
 
+class AsyncTrainer:
+    """Step-level control of the simulation (one :meth:`step` = local round i of every client), resumable.
+
+    The interface follows :class:`~dpcore.training.trainer.Trainer` (``total_steps``, ``step_index``,
+    ``history``, ``on_step``, :meth:`run`, :meth:`state_dict` / :meth:`load_state_dict`), so the experiment
+    runner can drive, checkpoint and resume it; :meth:`record` is client 0's run record and :meth:`records`
+    all clients' (every client's privacy is that of its own local DP-SGD run).  Everything random is seeded
+    per (client, round), so a run resumed from :meth:`state_dict` ends with exactly the parameters of an
+    uninterrupted one on the CPU.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        client_data: Sequence[tuple[Tensor, Tensor]],
+        config: TrainConfig,
+        *,
+        delay_prob: float = 0.5,
+        loss: str | LossFn = "cross_entropy",
+        eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
+        eval_every: int | None = None,
+        on_step: Callable[[AsyncTrainer], None] | None = None,
+    ) -> None:
+        if not isinstance(config, TrainConfig):
+            raise ValueError("config must be a TrainConfig")
+        if not client_data:
+            raise ValueError("client_data must hold at least one client")
+        self.delay_prob = check_range("delay_prob", delay_prob, 0.0, 1.0)
+        if config.optimizer != "sgd" or config.optimizer_kwargs or config.modelmix is not None:
+            raise ValueError(
+                "the asynchronous simulation implements plain SGD (paper 000): optimizer='sgd', no kwargs"
+            )
+        if eval_every is not None:
+            eval_every = check_positive_int("eval_every", eval_every)
+        for j, (x, y) in enumerate(client_data):
+            if x.shape[0] != y.shape[0] or x.shape[0] == 0:
+                raise ValueError(f"client_data[{j}] must be (X, y) with the same non-zero length")
+        check_model(model, private=config.private)
+        self.config = config
+        self.device = resolve_device(config.device)
+        self.model = model.to(self.device)
+        self.model.train()
+        self.eval_fn = eval_fn
+        self.on_step = on_step
+        loss_fn = make_loss(loss)
+        self.schedule = schedule_from_dict(config.lr)
+        self.plans, self.privatizers, self.data = [], [], []
+        for j, (x, y) in enumerate(client_data):
+            cfg_j = replace(config, seed=derive_seed(config.seed, "client", j))
+            self.plans.append(BatchPlan(config.sampling, x.shape[0], config.batch_size, seed=cfg_j.seed))
+            self.privatizers.append(Privatizer(self.model, loss_fn, cfg_j, self.device))
+            self.data.append((x.to(self.device), y.to(self.device)))
+        if self.plans[0].scheduled:
+            self.total_steps = len(self.plans[0].batch_sizes)  # type: ignore[arg-type]
+        elif config.steps is not None:
+            self.total_steps = config.steps
+        else:
+            assert config.epochs is not None
+            self.total_steps = max(1, round(config.epochs * self.plans[0].steps_per_epoch()))
+        self.n_clients = len(client_data)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.server = [p.detach().clone() for p in self.params]
+        self.versions: dict[int, list[Tensor]] = {0: [t.clone() for t in self.server]}  # k -> v_k (last two)
+        self.local = [[t.clone() for t in self.server] for _ in client_data]
+        self.received = [0] * self.n_clients
+        self.started_from: list[list[int]] = [[] for _ in client_data]
+        self.delays = broadcast_delays(self.n_clients, self.total_steps, self.delay_prob, config.seed)
+        self.history: list[dict[str, float]] = []
+        self.samples = 0.0
+        self.step_index = 0
+        self.eval_every = eval_every or max(1, self.total_steps // 20)
+        self._last_lr = self.schedule.lr(0, 0.0)
+
+    def _load(self, values: list[Tensor]) -> None:
+        with torch.no_grad():
+            for p, v in zip(self.params, values, strict=True):
+                p.copy_(v)
+
+    # ---- one round ------------------------------------------------------------------------
+    def step(self) -> None:
+        """Local round ``self.step_index`` of every client, in a seeded random order (Algorithms 3 and 4)."""
+        if self.step_index >= self.total_steps:
+            raise ValueError(f"the run is complete ({self.total_steps} rounds)")
+        i = self.step_index
+        planned = self.plans[0].size(i)
+        lr = self.schedule.lr(i, self.samples)
+        order = torch.randperm(self.n_clients, generator=make_generator(self.config.seed, "async-order", i)).tolist()
+        for j in order:
+            # Algorithm 3 (ISR): newest broadcast v_k that has reached client j by time i
+            newest = max(k for k in range(max(i - 1, 0), i + 1) if k + int(self.delays[j, k]) <= i)
+            if newest > self.received[j]:
+                self.local[j] = [t.clone() for t in self.versions[newest]]
+                self.received[j] = newest
+            if self.received[j] < i - 1:  # Υ(k, i) = [k ≥ i − 1]
+                raise AssertionError("permissible-delay predicate violated")
+            self.started_from[j].append(self.received[j])
+            self._load(self.local[j])
+            x, y = self.data[j]
+            priv = self.privatizers[j]
+            idx = self.plans[j].indices(i).to(self.device)
+            with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
+                torch.manual_seed(derive_seed(priv.config.seed, "model", i))
+                u = priv.gradient(x[idx], y[idx], i, self.plans[j].size(i))
+            if not all(bool(torch.isfinite(g).all()) for g in u):
+                raise NonFiniteError(f"step {i}, client {j}: the loss or the noisy update is not finite; run stopped")
+            with torch.no_grad():
+                for t, g in zip(self.local[j], u, strict=True):
+                    t.sub_(lr * g)
+                for t, g in zip(self.server, u, strict=True):
+                    t.sub_(lr * g)
+        self.versions[i + 1] = [t.clone() for t in self.server]
+        self.versions.pop(i - 1, None)  # round i + 1 starts from v_i or v_{i+1} (Υ), never older
+        self.samples += planned
+        self._last_lr = lr
+        self.step_index += 1
+        if self.step_index % self.eval_every == 0 or self.step_index == self.total_steps:
+            self.evaluate()
+        self._load(self.server)
+        if self.on_step is not None:
+            self.on_step(self)
+
+    def evaluate(self) -> dict[str, float]:
+        """Log (and return) the evaluation of the server's model v after the current round."""
+        entry: dict[str, float] = {
+            "step": float(self.step_index),
+            "samples": self.samples,
+            "epoch": self.samples / self.plans[0].dataset_size,
+            "lr": self._last_lr,
+        }
+        groups = sum(p.groups for p in self.privatizers)
+        if groups:
+            entry["clipped_fraction"] = float(sum(float(p.clipped) for p in self.privatizers)) / groups
+        if self.eval_fn is not None:
+            self._load(self.server)
+            self.model.eval()
+            with torch.no_grad():
+                entry.update({k: float(v) for k, v in self.eval_fn(self.model).items()})
+            self.model.train()
+        self.history.append(entry)
+        return entry
+
+    def run(self, until: int | None = None) -> AsyncResult:
+        """Run rounds until ``until`` (default: the end); the model then holds the server's model."""
+        stop = self.total_steps if until is None else min(until, self.total_steps)
+        while self.step_index < stop:
+            self.step()
+        self._load(self.server)
+        return AsyncResult(self.model, list(self.history), self.records(), [list(s) for s in self.started_from])
+
+    def time_client_round(self, examples: int) -> float:
+        """Seconds of one client's local round on ``examples`` examples (clipped sum and noise; nothing is
+        updated): the dry run's probe, from which it extrapolates a round of s examples linearly."""
+        examples = check_positive_int("examples", examples)
+        x, y = self.data[0]
+        n = min(examples, x.shape[0])
+        sync = torch.cuda.synchronize if self.device.type == "cuda" else (lambda: None)
+        sync()
+        t0 = time.perf_counter()
+        self.privatizers[0].gradient(x[:n], y[:n], 0, n)
+        sync()
+        return (time.perf_counter() - t0) * examples / n
+
+    # ---- records --------------------------------------------------------------------------
+    def records(self) -> list[RunRecord]:
+        """One run record per client (its own local DP-SGD run; the asynchrony is recorded in ``async_``)."""
+        out = []
+        for j, (plan, priv) in enumerate(zip(self.plans, self.privatizers, strict=True)):
+            out.append(
+                build_record(
+                    priv.config, plan, steps=self.step_index, samples=self.samples, total_steps=self.total_steps,
+                    optimizer=None, schedule=self.schedule, engines=priv.engine_used, device=self.device,
+                    dtype=self.params[0].dtype if self.params else None,
+                    async_info={"n_clients": self.n_clients, "client": j, "delay_prob": self.delay_prob,
+                                "delay_predicate": "k >= i - 1"},
+                )  # fmt: skip
+            )
+        return out
+
+    def record(self) -> RunRecord:
+        """Client 0's run record (every client runs the same local DP-SGD; see :meth:`records`)."""
+        return self.records()[0]
+
+    # ---- checkpoints ----------------------------------------------------------------------
+    def _fingerprint(self) -> str:
+        d = self.config.as_dict()
+        d.pop("device", None)
+        d["n_clients"], d["delay_prob"] = self.n_clients, self.delay_prob
+        d["dataset_sizes"] = [p.dataset_size for p in self.plans]
+        return json.dumps(d, sort_keys=True, default=str)
+
+    def state_dict(self) -> dict[str, Any]:
+        def cpu(ts: list[Tensor]) -> list[Tensor]:
+            return [t.detach().cpu().clone() for t in ts]
+
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "fingerprint": self._fingerprint(),
+            "step": self.step_index,
+            "samples": self.samples,
+            "last_lr": self._last_lr,
+            "server": cpu(self.server),
+            "versions": {int(k): cpu(v) for k, v in self.versions.items()},
+            "local": [cpu(t) for t in self.local],
+            "received": list(self.received),
+            "started_from": [list(s) for s in self.started_from],
+            "history": [dict(h) for h in self.history],
+            "schedule": self.schedule.state_dict(),
+            "clipped": [p.clipped.detach().cpu().clone() for p in self.privatizers],
+            "groups": [p.groups for p in self.privatizers],
+            "engine_used": [sorted(p.engine_used) for p in self.privatizers],
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
+        if state["fingerprint"] != self._fingerprint():
+            raise ValueError("checkpoint was written by a run with a different configuration")
+
+        def dev(ts: list[Tensor]) -> list[Tensor]:
+            return [t.to(self.device) for t in ts]
+
+        self.step_index = int(state["step"])
+        self.samples = float(state["samples"])
+        self._last_lr = float(state["last_lr"])
+        self.server = dev(state["server"])
+        self.versions = {int(k): dev(v) for k, v in state["versions"].items()}
+        self.local = [dev(t) for t in state["local"]]
+        self.received = [int(k) for k in state["received"]]
+        self.started_from = [[int(k) for k in s] for s in state["started_from"]]
+        self.history = [dict(h) for h in state["history"]]
+        self.schedule.load_state_dict(state["schedule"])
+        for p, c, g, e in zip(self.privatizers, state["clipped"], state["groups"], state["engine_used"], strict=True):
+            p.clipped, p.groups, p.engine_used = c.clone(), int(g), set(e)
+        self._load(self.server)
+
+
 def run_async_clients(
     model: nn.Module,
     client_data: Sequence[tuple[Tensor, Tensor]],
@@ -69,112 +310,17 @@ def run_async_clients(
     eval_fn: Callable[[nn.Module], dict[str, float]] | None = None,
     eval_every: int | None = None,
 ) -> AsyncResult:
-    """Simulate paper 000's asynchronous DP-SGD with ``len(client_data)`` clients.
+    """Simulate paper 000's asynchronous DP-SGD with ``len(client_data)`` clients (one call; see :class:`AsyncTrainer`).
 
     ``config`` is each client's local DP-SGD (paper 000: ``sampling="poisson"``,
     ``clipping="individual"``, ``reduce="sum"``, ``noise_convention="standard"``, plain SGD and an
     :class:`~dpcore.training.schedules.InverseTimeDecay` step size with t = Σ_{j<i} s_j).  The number
     of rounds T is ``config.steps`` or the length of a ``batch_size`` schedule (epochs are taken
     relative to the first client's data).  ``model`` holds the default initial model v_0 and is
-    returned holding the server's final model.
+    returned holding the server's final model.  The server's model is evaluated every ``eval_every``
+    rounds (default T/20) and after the last.
     """
-    if not client_data:
-        raise ValueError("client_data must hold at least one client")
-    delay_prob = check_range("delay_prob", delay_prob, 0.0, 1.0)
-    if config.optimizer != "sgd" or config.optimizer_kwargs or config.modelmix is not None:
-        raise ValueError("the asynchronous simulation implements plain SGD (paper 000): optimizer='sgd', no kwargs")
-    check_model(model, private=config.private)
-    device = resolve_device(config.device)
-    model = model.to(device)
-    model.train()
-    loss_fn = make_loss(loss)
-    schedule = schedule_from_dict(config.lr)
-    plans, privatizers, data = [], [], []
-    for j, (x, y) in enumerate(client_data):
-        cfg_j = replace(config, seed=derive_seed(config.seed, "client", j))
-        plans.append(BatchPlan(config.sampling, x.shape[0], config.batch_size, seed=cfg_j.seed))
-        privatizers.append(Privatizer(model, loss_fn, cfg_j, device))
-        data.append((x.to(device), y.to(device)))
-    if plans[0].scheduled:
-        rounds = len(plans[0].batch_sizes)  # type: ignore[arg-type]
-    elif config.steps is not None:
-        rounds = config.steps
-    else:
-        assert config.epochs is not None
-        rounds = max(1, round(config.epochs * plans[0].steps_per_epoch()))
-    params = [p for p in model.parameters() if p.requires_grad]
-    server = [p.detach().clone() for p in params]
-    versions = [[t.clone() for t in server]]  # versions[k] = v_k
-    local = [[t.clone() for t in server] for _ in client_data]
-    received = [0 for _ in client_data]
-    started_from: list[list[int]] = [[] for _ in client_data]
-    delays = broadcast_delays(len(client_data), rounds, delay_prob, config.seed)
-    history: list[dict[str, float]] = []
-    samples = 0.0
-    every = eval_every or max(1, rounds // 20)
-
-    def load(values: list[Tensor]) -> None:
-        with torch.no_grad():
-            for p, v in zip(params, values, strict=True):
-                p.copy_(v)
-
-    for i in range(rounds):
-        planned = plans[0].size(i)
-        lr = schedule.lr(i, samples)
-        order = torch.randperm(len(client_data), generator=make_generator(config.seed, "async-order", i)).tolist()
-        for j in order:
-            # Algorithm 3 (ISR): newest broadcast v_k that has reached client j by time i
-            newest = max(k for k in range(i + 1) if k + int(delays[j, k]) <= i)
-            if newest > received[j]:
-                local[j] = [t.clone() for t in versions[newest]]
-                received[j] = newest
-            if received[j] < i - 1:  # Υ(k, i) = [k ≥ i − 1]
-                raise AssertionError("permissible-delay predicate violated")
-            started_from[j].append(received[j])
-            load(local[j])
-            x, y = data[j]
-            idx = plans[j].indices(i).to(device)
-            with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-                torch.manual_seed(derive_seed(privatizers[j].config.seed, "model", i))
-                u = privatizers[j].gradient(x[idx], y[idx], i, plans[j].size(i))
-            if not all(bool(torch.isfinite(g).all()) for g in u):
-                raise NonFiniteError(f"step {i}, client {j}: the loss or the noisy update is not finite; run stopped")
-            with torch.no_grad():
-                for t, g in zip(local[j], u, strict=True):
-                    t.sub_(lr * g)
-                for t, g in zip(server, u, strict=True):
-                    t.sub_(lr * g)
-        versions.append([t.clone() for t in server])
-        if len(versions) > 3:  # only v_{i}, v_{i+1} can still be delivered
-            versions[-4] = []
-        samples += planned
-        if eval_fn is not None and ((i + 1) % every == 0 or i + 1 == rounds):
-            load(server)
-            model.eval()
-            with torch.no_grad():
-                metrics = {k: float(v) for k, v in eval_fn(model).items()}
-            model.train()
-            history.append({"step": float(i + 1), "samples": samples, "lr": lr, **metrics})
-    load(server)
-    records = []
-    for j, (plan, priv) in enumerate(zip(plans, privatizers, strict=True)):
-        rec = build_record(
-            priv.config,
-            plan,
-            steps=rounds,
-            samples=samples,
-            total_steps=rounds,
-            optimizer=None,
-            schedule=schedule,
-            engines=priv.engine_used,
-            device=device,
-            dtype=params[0].dtype if params else None,
-            async_info={
-                "n_clients": len(client_data),
-                "client": j,
-                "delay_prob": delay_prob,
-                "delay_predicate": "k >= i - 1",
-            },
-        )
-        records.append(rec)
-    return AsyncResult(model, history, records, started_from)
+    trainer = AsyncTrainer(
+        model, client_data, config, delay_prob=delay_prob, loss=loss, eval_fn=eval_fn, eval_every=eval_every
+    )
+    return trainer.run()

@@ -324,7 +324,7 @@ def claim_values(
             for r in restart.itertuples()
         ),
     )
-    from dpcore.papers.p000_proactive.claims import CLAIMS
+    from dpcore.papers.p000_proactive.claims import TABLES_CLAIMS as CLAIMS
 
     if set(out) != set(CLAIMS):
         raise ValueError(

@@ -1,0 +1,329 @@
+"""Paper 000's non-convex figures (3, 6, 9, 10, 13, 14) rendered from the results of ``000_mnist`` / ``000_cifar10``.
+
+van Dijk, N. V. Nguyen, T. N. Nguyen, L. M. Nguyen, P. H. Nguyen, "Proactive DP", Sec. 4 and App. D.2–D.3: test
+accuracy of the asynchronous DP-SGD against the number of gradient computations per client, for the sample sizes
+of Tables 4/5 (Figs 3b, 9, 10) and the privacy budgets of Tables 7/8 plus non-private (Figs 3c, 13, 14), and the
+utility graphs (Figs 3a, 6).  Everything here reads the result files (:mod:`dpcore.experiments.store`); nothing
+trains.  A run without a result is listed as missing on its figure and makes its claims ``not-run``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from dpcore.experiments.config import config_hash
+from dpcore.experiments.registry import get
+from dpcore.experiments.store import Store, decode_float
+from dpcore.papers.p000_proactive import tables
+from dpcore.papers.p000_proactive import training as t0
+from dpcore.plots import new_axes, series_style
+
+__all__ = [
+    "NAMES",
+    "reduced_note",
+    "run_frame",
+    "history_frame",
+    "utility_frame",
+    "missing_runs",
+    "s_sweep_figure",
+    "eps_sweep_figure",
+    "utility_figure",
+    "fig03",
+    "claim_values",
+]
+
+NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
+_EPS_KEYS = ("paper", "theorem", "standard", "standard_all_clients")
+
+
+def _check_dataset(dataset: str) -> str:
+    if dataset not in t0.EXPERIMENTS:
+        raise ValueError(f"dataset must be one of {', '.join(map(repr, t0.EXPERIMENTS))}; got {dataset!r}")
+    return dataset
+
+
+def reduced_note(profile: str) -> str:
+    """How the profile shrinks the paper's runs (figure footers): per data set its sizes, n, k and the s rule."""
+    parts = []
+    for dataset in t0.EXPERIMENTS:
+        sc = t0._scale(dataset, profile)
+        train = "all" if sc.train_size is None else str(sc.train_size)
+        test = "all" if sc.test_size is None else str(sc.test_size)
+        s_rule = f"s = {sc.fixed_s} fixed" if sc.fixed_s is not None else "s × N/N_paper"
+        parts.append(f"{NAMES[dataset]} {train} train / {test} test, n = {sc.clients}, k = {sc.epochs}, {s_rule}")
+    return "; ".join(parts)
+
+
+def _kind(name: str) -> str:
+    return name.split("/", 1)[0]
+
+
+def run_frame(dataset: str, profile: str, *, results_root: str | Path | None = None) -> pd.DataFrame:
+    """One row per planned run: name, kind (s / eps / nonprivate), status, s (paper's and run's), σ, C, the Table 7/8
+    label, final and best accuracy, wall seconds, and ε under each accountant (value and label)."""
+    exp = get(t0.EXPERIMENTS[_check_dataset(dataset)])
+    store = Store.default(profile, exp.name, results_root=results_root)
+    sc = t0._scale(dataset, profile)
+    eps_of = {t0.eps_run_name(dataset, e): e for e in sc.eps_labels}
+    rows = []
+    for run in exp.runs(profile, store.load):
+        cfg = run.config
+        res = store.load(cfg)
+        row: dict[str, Any] = {
+            "run": run.name, "kind": _kind(run.name), "status": "done" if res is not None else "todo",
+            "hash": config_hash(cfg), "s": cfg.batch_size, "sigma": cfg.noise_multiplier, "clip_norm": cfg.clip_norm,
+            "eps_label": eps_of.get(run.name, math.nan), "N": sc.N, "clients": cfg.clients, "note": run.note,
+        }  # fmt: skip
+        row["s_paper"] = int(run.name.split("/")[1]) if row["kind"] == "s" else math.nan
+        for key in ("final_accuracy", "best_accuracy", "wall_seconds"):
+            row[key] = decode_float((res or {}).get(key))
+        for key in _EPS_KEYS:
+            eps = (res or {}).get("epsilon", {}).get(key, {})
+            row[f"epsilon_{key}"] = decode_float(eps.get("value"))
+            row[f"epsilon_{key}_label"] = eps.get("label")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def history_frame(dataset: str, profile: str, *, results_root: str | Path | None = None) -> pd.DataFrame:
+    """One row per (finished run, evaluation): run, epochs done, gradient computations per client, accuracy, loss."""
+    exp = get(t0.EXPERIMENTS[_check_dataset(dataset)])
+    store = Store.default(profile, exp.name, results_root=results_root)
+    n = t0._scale(dataset, profile).N
+    rows = []
+    for run in exp.runs(profile, store.load):
+        res = store.load(run.config)
+        for h in (res or {}).get("history", []):
+            rows.append({"run": run.name, "epochs_done": float(h["epochs_done"]),
+                         "gradients": float(h["epochs_done"]) * n, "accuracy": decode_float(h["accuracy"]),
+                         "loss": decode_float(h["loss"])})  # fmt: skip
+    return pd.DataFrame(rows, columns=["run", "epochs_done", "gradients", "accuracy", "loss"])
+
+
+def utility_frame(dataset: str, profile: str, *, results_root: str | Path | None = None) -> pd.DataFrame:
+    """The utility graph of every finished noiseless run: C, σ, mean and sd over draws of the test accuracy of
+    w* + N(0, C²σ² I), w*'s accuracy and the accuracy fraction (mean / w*'s)."""
+    exp = get(t0.EXPERIMENTS[_check_dataset(dataset)])
+    store = Store.default(profile, exp.name, results_root=results_root)
+    rows = []
+    for run in exp.runs(profile, store.load):
+        res = store.load(run.config)
+        util = (res or {}).get("utility")
+        if not util:
+            continue
+        base = float(util["base_accuracy"])
+        for sigma, accs in zip(util["sigmas"], util["accuracy"], strict=True):
+            a = np.asarray(accs, dtype=float)
+            rows.append({"run": run.name, "clip_norm": float(util["clip_norm"]), "sigma": float(sigma),
+                         "mean": float(a.mean()), "sd": float(a.std(ddof=1)) if a.size > 1 else 0.0,
+                         "draws": int(a.size), "base_accuracy": base,
+                         "fraction": float(a.mean()) / base if base > 0 else math.nan})  # fmt: skip
+    return pd.DataFrame(rows, columns=["run", "clip_norm", "sigma", "mean", "sd", "draws", "base_accuracy", "fraction"])
+
+
+def missing_runs(runs: pd.DataFrame) -> list[str]:
+    """Names of planned runs without a result."""
+    if not isinstance(runs, pd.DataFrame) or not {"run", "status"} <= set(runs.columns):
+        raise ValueError("runs must be run_frame(...)")
+    return sorted(runs.loc[runs["status"] != "done", "run"])
+
+
+def _eps_text(row: Mapping[str, Any]) -> str:
+    def f(v: float) -> str:
+        return "n/a" if math.isnan(v) else ("∞" if math.isinf(v) else f"{v:.3g}")
+
+    return (f"ε paper {f(row['epsilon_paper'])}, thm {f(row['epsilon_theorem'])}, "
+            f"PLD {f(row['epsilon_standard'])}")  # fmt: skip
+
+
+def _missing_text(ax: Axes, names: list[str]) -> None:
+    if names:
+        ax.text(0.01, 0.01, "missing: " + ", ".join(names), transform=ax.transAxes, fontsize=7, color="firebrick",
+                va="bottom", wrap=True)  # fmt: skip
+
+
+def _curves(ax: Axes, runs: pd.DataFrame, history: pd.DataFrame, labels: dict[str, str], metric: str) -> pd.DataFrame:
+    plotted = []
+    for k, (name, label) in enumerate(labels.items()):
+        h = history[history["run"] == name].sort_values("gradients")
+        if h.empty:
+            continue
+        y = 100 * h["accuracy"] if metric == "accuracy" else h["loss"]
+        ax.plot(h["gradients"], y, label=label, **series_style(k, n=max(len(labels), 2)))
+        plotted.append(h.assign(curve=label))
+    _missing_text(ax, [n for n in labels if n in set(runs.loc[runs["status"] != "done", "run"])])
+    ax.set_xlabel("gradient computations per client")
+    ax.set_ylabel("test accuracy (%)" if metric == "accuracy" else "test loss")
+    if plotted:
+        ax.legend(fontsize=6.5, loc="best", framealpha=0.85)
+    return pd.concat(plotted, ignore_index=True) if plotted else pd.DataFrame()
+
+
+def _s_labels(runs: pd.DataFrame) -> dict[str, str]:
+    sel = runs[runs["kind"] == "s"].sort_values("s_paper")
+    return {r["run"]: f"s = {r['s']} (paper {int(r['s_paper'])}), σ = {r['sigma']:g}; {_eps_text(r)}"
+            for _, r in sel.iterrows()}  # fmt: skip
+
+
+def _eps_labels(runs: pd.DataFrame) -> dict[str, str]:
+    sel = runs[runs["eps_label"].notna()].sort_values("eps_label")
+    out = {r["run"]: f"Table ε = {r['eps_label']:g}: σ = {r['sigma']:g}, s = {r['s']}; {_eps_text(r)}"
+           for _, r in sel.iterrows()}  # fmt: skip
+    base = runs[(runs["kind"] == "nonprivate") & (runs["clip_norm"] == t0.CLIP)]
+    for _, r in base.iterrows():
+        out[r["run"]] = f"non-private (C = {r['clip_norm']:g}, σ = 0), s = {r['s']}"
+    return out
+
+
+def s_sweep_figure(
+    dataset: str, runs: pd.DataFrame, history: pd.DataFrame, *, title: str = ""
+) -> tuple[Figure, pd.DataFrame]:
+    """Figs 9 / 10 (and 3b): test accuracy and loss against gradient computations, one curve per s (Table 4/5)."""
+    fig, axes = new_axes(2, 1, width=12.0, height=4.6)
+    data = _curves(axes[0, 0], runs, history, _s_labels(runs), "accuracy")
+    _curves(axes[0, 1], runs, history, _s_labels(runs), "loss")
+    axes[0, 0].set_title(f"{NAMES[dataset]}: different constant sample sizes s")
+    axes[0, 1].set_title("test loss")
+    if title:
+        fig.suptitle(title)
+    return fig, data
+
+
+def eps_sweep_figure(
+    dataset: str, runs: pd.DataFrame, history: pd.DataFrame, *, title: str = ""
+) -> tuple[Figure, pd.DataFrame]:
+    """Figs 13 / 14 (and 3c): test accuracy against gradient computations for the Table 7/8 rows and non-private."""
+    fig, axes = new_axes(2, 1, width=12.0, height=4.6)
+    data = _curves(axes[0, 0], runs, history, _eps_labels(runs), "accuracy")
+    _curves(axes[0, 1], runs, history, _eps_labels(runs), "loss")
+    axes[0, 0].set_title(f"{NAMES[dataset]}: privacy budgets of Table {'7' if dataset == 'mnist' else '8'} and non-DP")
+    axes[0, 1].set_title("test loss")
+    if title:
+        fig.suptitle(title)
+    return fig, data
+
+
+def _utility_axes(ax: Axes, dataset: str, util: pd.DataFrame, runs: pd.DataFrame) -> None:
+    for k, (clip, g) in enumerate(util.groupby("clip_norm")):
+        g = g.sort_values("sigma")
+        ax.errorbar(g["sigma"], g["fraction"], yerr=g["sd"] / g["base_accuracy"], capsize=2,
+                    label=f"C = {clip:g} (w* {100 * g['base_accuracy'].iloc[0]:.1f} %, {int(g['draws'].max())} draws)",
+                    **series_style(k, n=5))  # fmt: skip
+    ax.axhline(0.9, color="0.4", linestyle=":", linewidth=1)
+    printed = 12.0 if dataset == "mnist" else 6.572
+    ax.axvline(printed, color="0.4", linestyle="--", linewidth=1, label=f"paper's σ ≤ {printed:g} (≤ 10 % drop)")
+    _missing_text(ax, [n for n in missing_runs(runs) if n.startswith("nonprivate/")])
+    ax.set(xlabel="σ (noise N(0, C²σ² I) added to w*)", ylabel="accuracy fraction acc(w*+n)/acc(w*)",
+           title=f"{NAMES[dataset]}: utility graph")  # fmt: skip
+    ax.legend(fontsize=6.5, loc="best")
+
+
+def utility_figure(panels: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], *, title: str = "") -> Figure:
+    """Fig. 6: one utility graph per data set (``{dataset: (utility_frame, run_frame)}``), curves per C, ± sd."""
+    if not panels:
+        raise ValueError("panels must name at least one data set")
+    fig, axes = new_axes(len(panels), 1, width=6.0 * len(panels), height=4.4)
+    for ax, (dataset, (util, runs)) in zip(axes[0], panels.items(), strict=True):
+        _utility_axes(ax, _check_dataset(dataset), util, runs)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def fig03(runs: pd.DataFrame, history: pd.DataFrame, util: pd.DataFrame, *, title: str = "") -> Figure:
+    """Fig. 3 (MNIST, non-convex): (a) utility graph, (b) different s, (c) different ε and non-private."""
+    fig, axes = new_axes(3, 1, width=16.0, height=4.8)
+    _utility_axes(axes[0, 0], "mnist", util, runs)
+    _curves(axes[0, 1], runs, history, _s_labels(runs), "accuracy")
+    _curves(axes[0, 2], runs, history, _eps_labels(runs), "accuracy")
+    axes[0, 0].set_title("(a) utility graph")
+    axes[0, 1].set_title("(b) different s (Table 4)")
+    axes[0, 2].set_title("(c) different ε (Table 7) and non-DP")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# --------------------------------------------------------------------------- claims
+def _final(runs: pd.DataFrame, name: str) -> float | None:
+    hit = runs[(runs["run"] == name) & (runs["status"] == "done")]
+    return None if hit.empty else 100 * float(hit["final_accuracy"].iloc[0])
+
+
+def claim_values(dataset: str, runs: pd.DataFrame, util: pd.DataFrame) -> dict[str, tuple[Any, str]]:
+    """``{claim key: (our value or None, note)}`` for the non-convex claims of ``dataset`` (percent for accuracies).
+
+    Accuracies are the final evaluation's (the paper's curves end there).  ``None`` where a run it needs is
+    missing (the note says which).
+    """
+    _check_dataset(dataset)
+    out: dict[str, tuple[Any, str]] = {}
+    base = f"nonconvex.{dataset}"
+    np_name = f"nonprivate/C{t0.CLIP:g}"
+    nonprivate = _final(runs, np_name)
+    sweep = runs[runs["kind"] == "s"].sort_values("s_paper")
+    done = sweep[sweep["status"] == "done"]
+    lost = sorted(set(sweep["run"]) - set(done["run"]))
+    accs = {int(r["s_paper"]): 100 * float(r["final_accuracy"]) for _, r in done.iterrows()}
+    acc_text = ", ".join(f"s_paper {s}: {a:.2f}" for s, a in accs.items())
+
+    def need(names: list[str]) -> str:
+        return f"missing runs: {', '.join(names)}" if names else ""
+
+    if len(accs) >= 2 and not lost:
+        lo, hi = min(accs), max(accs)
+        out[f"{base}.larger_s_better"] = (accs[hi] > accs[lo], f"final accuracy (%) {acc_text}")
+    else:
+        out[f"{base}.larger_s_better"] = (None, need(lost) or "fewer than two s values in this profile")
+    eps_rows = runs[runs["eps_label"].notna()].sort_values("eps_label")
+    eps_lost = sorted(eps_rows.loc[eps_rows["status"] != "done", "run"])
+    if len(eps_rows) >= 2 and not eps_lost:
+        lo, hi = eps_rows.iloc[0], eps_rows.iloc[-1]
+        a_lo, a_hi = 100 * float(lo["final_accuracy"]), 100 * float(hi["final_accuracy"])
+        out[f"{base}.larger_eps_better"] = (a_hi > a_lo, f"final accuracy (%) at ε {lo['eps_label']:g}: {a_lo:.2f}, "
+                                                          f"at ε {hi['eps_label']:g}: {a_hi:.2f}")  # fmt: skip
+    else:
+        out[f"{base}.larger_eps_better"] = (None, need(eps_lost) or "fewer than two ε values in this profile")
+    if dataset == "mnist":
+        out[f"{base}.nonprivate.accuracy_pct"] = (nonprivate, need([] if nonprivate is not None else [np_name]))
+    u = util[util["clip_norm"] == t0.CLIP] if len(util) else util
+    sigma_cap = 12.0 if dataset == "mnist" else 6.572
+    if len(u):
+        worst = u[u["sigma"] <= sigma_cap + 1e-9]["fraction"].min()
+        note = f"smallest accuracy fraction for σ ≤ {sigma_cap:g}: {worst:.3f}"
+        out[f"{base}.utility.drop_le_10pct"] = (bool(worst >= 0.9), note)
+    else:
+        out[f"{base}.utility.drop_le_10pct"] = (None, need([np_name]))
+    if dataset == "mnist":
+        first = _final(runs, t0.eps_run_name("mnist", 0.15007))
+        out[f"{base}.eps0.15.accuracy_pct"] = (first, "" if first is not None else need(["s/370"]))
+        if 10 in accs and not lost:
+            others = [a for s, a in accs.items() if s != 10]
+            out[f"{base}.s10_worst"] = (accs[10] < min(others), f"final accuracy (%) {acc_text}")
+        else:
+            out[f"{base}.s10_worst"] = (None, need(lost) or "s = 10 is not in this profile's sweep")
+        within = None if first is None or nonprivate is None else bool(first >= nonprivate - 10.0)
+        out[f"{base}.s370_within_10pct"] = (within, "" if within is not None else need([np_name, "s/370"]))
+    else:
+        eps2 = _final(runs, t0.eps_run_name("cifar10", 2.0))
+        out[f"{base}.eps2.accuracy_pct"] = (eps2, "" if eps2 is not None else need(["eps/2"]))
+        big = [accs.get(s) for s in (300, 500, 689)]
+        small = [accs.get(s) for s in (10, 25, 50)]
+        full = all(a is not None for a in big + small) and not lost
+        note = f"final accuracy (%) {acc_text}" if full else (need(lost) or "not all of them in this profile's sweep")
+        out[f"{base}.s300_689_best"] = ((max(big) >= max(accs.values())) if full else None, note)  # type: ignore[type-var]
+        out[f"{base}.s50_worse"] = ((max(small) < min(big)) if full else None, note)  # type: ignore[type-var]
+    return out
+
+
+def paper_s_values(dataset: str) -> tuple[int, ...]:
+    """The s values of Table 4 / 5 (for notes)."""
+    return tables.TABLE_3_5["Table 4" if _check_dataset(dataset) == "mnist" else "Table 5"][4]

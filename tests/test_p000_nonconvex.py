@@ -1,0 +1,228 @@
+"""Paper 000's asynchronous DP-SGD on the experiment runner: the trainer hook, resume, dry runs, accountants, inputs."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from dpcore.experiments import datasets, registry
+from dpcore.experiments.asynchronous import async_train_config, async_trainer, client_shards
+from dpcore.experiments.config import RunConfig, config_hash
+from dpcore.experiments.dryrun import dry_run
+from dpcore.experiments.registry import Experiment, PlannedRun
+from dpcore.experiments.runner import run_experiment
+from dpcore.papers.p000_proactive import nonconvex_report as nr
+from dpcore.papers.p000_proactive import training as t0
+from dpcore.papers.p000_proactive.claims import NONCONVEX_CLAIMS, TABLES_CLAIMS
+
+torch.set_num_threads(1)
+
+TINY = "tiny-async"
+
+
+def _loader(split: str) -> tuple[np.ndarray, np.ndarray]:
+    n = 96 if split == "train" else 32
+    rng = np.random.default_rng(0 if split == "train" else 1)
+    labels = rng.integers(0, 4, size=n)
+    images = rng.integers(0, 60, size=(n, 8, 8)).astype(np.int64)
+    images[np.arange(n), labels, :] += 150
+    return images.astype(np.uint8), labels.astype(np.int64)
+
+
+def _cfg(**kw) -> RunConfig:
+    base = dict(
+        dataset=TINY, model="softmax", model_kwargs={"in_features": 64, "num_classes": 4}, sampling="poisson",
+        clipping="individual", batch_size=12, clip_norm=0.5, noise_multiplier=1.0, noise_convention="standard",
+        epochs=2, lr=0.1, profile="quick", clients=3, delay_prob=0.5, lr_beta=0.01, lr_power=0.5, evals_per_epoch=2,
+    )  # fmt: skip
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def _utility(cfg, data, model):
+    return {"extra_norm": float(sum(p.detach().norm() for p in model.parameters()))}
+
+
+def _plan(profile, lookup):
+    return [PlannedRun("dp", _cfg(profile=profile)), PlannedRun("np", _cfg(profile=profile, noise_multiplier=0.0))]
+
+
+def _eps(record, config):
+    return registry.Epsilon(float(record["steps"]), 1e-5, "rounds, for the test")
+
+
+def _factory(cfg, data):
+    return async_trainer(cfg, data, final_extras=_utility)
+
+
+ASYNC_EXPERIMENT = Experiment("tiny-async", "tiny async grid", _plan, {"paper": _eps}, trainer=_factory)
+
+
+@pytest.fixture(autouse=True)
+def _tiny_world():
+    datasets.register_dataset(
+        datasets.DatasetSpec(TINY, _loader, (("train", 96), ("test", 32)), (8, 8), 4, (0.3,), (0.3,)), replace=True
+    )
+    registry.register(ASYNC_EXPERIMENT, replace=True)
+    yield
+    registry.unregister(ASYNC_EXPERIMENT.name)
+    datasets.DATASETS.pop(TINY)
+    datasets.clear_cache()
+
+
+def _run(root, **kw):
+    return run_experiment("tiny-async", "quick", results_root=root / "res", checkpoints_root=root / "ck",
+                          progress="none", **kw)  # fmt: skip
+
+
+def _results(root) -> dict[str, dict]:
+    return {json.loads(p.read_text())["run"]: json.loads(p.read_text()) for p in (root / "res").rglob("*.json")}
+
+
+# ---------------------------------------------------------------------------------- the hook
+def test_new_fields_at_their_default_keep_hashes_and_the_single_client_trainer():
+    plain = RunConfig(dataset=TINY, model="softmax", sampling="shuffle", clipping="individual", batch_size=16,
+                      clip_norm=1.0, epochs=1, lr=0.5, profile="quick")  # fmt: skip
+    same = plain.with_(clients=1, client_data="replicate", delay_prob=0.5, lr_beta=0.0, lr_power=1.0, evals_per_epoch=1)
+    assert config_hash(plain) == config_hash(same)
+    assert config_hash(plain.with_(clients=2)) != config_hash(plain)
+    assert plain.train_config().lr == 0.5  # the Trainer path is unchanged
+    assert plain.with_(lr_beta=0.01, lr_power=0.5).train_config().lr["kind"] == "inverse_time"
+    assert Experiment("x", "", _plan).trainer is None
+    assert registry.get("003_table3").trainer is None  # paper 003 still trains with the single-client Trainer
+
+
+def test_async_run_writes_history_records_epsilon_and_extras(tmp_path):
+    outcomes = _run(tmp_path)
+    assert [o.status for o in outcomes] == ["trained", "trained"]
+    res = _results(tmp_path)
+    dp = res["dp"]
+    # T = round(k N / s) = 16 rounds, evaluated every round(N / (s * 2)) = 4 rounds
+    assert [h["step"] for h in dp["history"]] == [4, 8, 12, 16]
+    assert all(0 <= h["accuracy"] <= 1 and math.isfinite(h["loss"]) for h in dp["history"])
+    assert len(dp["records"]) == 3 and [r["async"]["client"] for r in dp["records"]] == [0, 1, 2]
+    assert dp["record"]["reduce"] == "sum" and dp["record"]["sampling"] == "poisson"
+    assert dp["epsilon"]["paper"]["value"] == 16.0
+    assert dp["extra_norm"] > 0
+    assert res["np"]["final_parameters_sha256"] != dp["final_parameters_sha256"]
+    assert [o.status for o in _run(tmp_path)] == ["skipped", "skipped"]
+
+
+def test_an_interrupted_async_run_resumes_to_the_uninterrupted_result(tmp_path):
+    _run(tmp_path / "a", only="dp")
+
+    class Stop(Exception):
+        pass
+
+    def stop_after_two(name, index, entry):
+        if index == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        _run(tmp_path / "b", only="dp", on_epoch=stop_after_two)
+    assert not list((tmp_path / "b" / "res").rglob("*.json"))
+    _run(tmp_path / "b", only="dp")
+    a, b = _results(tmp_path / "a")["dp"], _results(tmp_path / "b")["dp"]
+    assert b["sessions"] == 2 and a["sessions"] == 1
+    assert a["final_parameters_sha256"] == b["final_parameters_sha256"]
+    assert a["history"] == b["history"] and a["records"] == b["records"]
+
+
+def test_split_clients_get_disjoint_shards():
+    x, y = torch.arange(10.0).view(10, 1), torch.arange(10)
+    shards = client_shards(_cfg(client_data="split", clients=3), x, y)
+    assert sorted(torch.cat([s[1] for s in shards]).tolist()) == list(range(10))
+    assert [len(s[1]) for s in shards] == [4, 3, 3]
+    replicated = client_shards(_cfg(), x, y)
+    assert len(replicated) == 3 and all(s[0] is x and s[1] is y for s in replicated)
+
+
+# ---------------------------------------------------------------------------------- dry runs
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("dataset", "only"), [("mnist", ["s/10", "eps/2", "nonprivate/C0.025"]), ("cifar10", ["s/689"])]
+)
+def test_paper_profile_dry_run_extrapolates_async_rounds(dataset, only, tmp_path):
+    stream = io.StringIO()
+    rows = dry_run(t0.EXPERIMENTS[dataset], "paper", only=only, results_root=tmp_path / "r",
+                   checkpoints_root=tmp_path / "c", stream=stream)  # fmt: skip
+    assert [r.name for r in rows] == only
+    assert all(r.extrapolated and r.step_seconds > 0 and r.estimate_seconds > 0 for r in rows)
+    if dataset == "mnist":
+        assert [r.steps for r in rows] == [36_000, 167, 973]  # T = round(6 · 60000 / s)
+    else:
+        assert rows[0].steps == 508  # round(7 · 50000 / 689)
+    assert "EXTRAPOLATED" in stream.getvalue()
+
+
+def test_plans_follow_tables_4_5_7_8():
+    paper = {r.name: r.config for r in registry.get("000_mnist").runs("paper")}
+    assert [n for n in paper if n.startswith("s/")] == [f"s/{s}" for s in (10, 25, 50, 100, 200, 300, 370)]
+    assert "eps/0.15007" not in paper  # Table 7 row 1 is Table 4's s = 370 run
+    assert paper["eps/2"].batch_size == 2159 and paper["eps/2"].noise_multiplier == 3.31648
+    assert all(c.clients == 5 and c.clip_norm in (0.025, 0.05, 0.075, 0.1, 0.2) for c in paper.values())
+    assert paper["s/370"].epochs == 6 and paper["s/370"].train_size is None and paper["s/370"].lr_beta == 0.01
+    cifar = {r.name: r.config for r in registry.get("000_cifar10").runs("paper")}
+    assert cifar["eps/0.5"].batch_size == 689 and cifar["s/689"].noise_multiplier == 6.572
+    assert cifar["s/689"].max_physical_batch == 64 and cifar["s/689"].model == "alexnet_cifar"
+    quick = {r.name: r.config for r in registry.get("000_mnist").runs("quick")}
+    assert quick["s/370"].batch_size == 18 and quick["s/370"].profile == "quick"  # 370 · 3000/60000
+
+
+# ---------------------------------------------------------------------------------- accountants
+def test_paper_and_theorem_epsilon_of_table7_row1():
+    record = {"clip_norm": 0.025, "noise_std": 0.025 * 12.10881, "batch_size": 370, "dataset_size": 60000,
+              "steps": 973}  # fmt: skip
+    cfg = registry.get("000_mnist").runs("paper")[6].config
+    paper = t0.paper_epsilon(record, cfg)
+    theorem = t0.theorem_epsilon(record, cfg)
+    assert paper.value == pytest.approx(0.15007, abs=1e-5) and paper.delta == 1 / 60000
+    assert theorem.value == pytest.approx(0.152148, abs=1e-5)  # eq. (6)
+    assert "FAILS" not in paper.label and "FAILS" not in theorem.label
+    none = t0.paper_epsilon({**record, "noise_std": 0.0}, cfg)
+    assert math.isinf(none.value)
+
+
+def test_claims_are_separate_from_the_tables_notebook():
+    assert not set(NONCONVEX_CLAIMS) & set(TABLES_CLAIMS)
+    assert all(c.scale == "full" for c in NONCONVEX_CLAIMS.values())
+
+
+# ---------------------------------------------------------------------------------- inputs
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"clients": 0}, "clients"),
+        ({"client_data": "copy"}, "client_data"),
+        ({"delay_prob": 1.5}, "delay_prob"),
+        ({"lr_beta": -0.1}, "lr_beta"),
+        ({"lr_power": 2.0}, "lr_power"),
+        ({"evals_per_epoch": 0}, "evals_per_epoch"),
+        ({"lr_rule": "decay_on_drop", "lr_decay": 0.9}, "lr_beta"),
+    ],
+)
+def test_bad_fields_raise(change, match):
+    with pytest.raises(ValueError, match=match):
+        _cfg(**change)
+
+
+def test_bad_inputs_raise():
+    with pytest.raises(ValueError, match="clients=1"):
+        _cfg().train_config()
+    with pytest.raises(ValueError, match="clipping"):
+        async_train_config(_cfg(clipping="batch"), 96)
+    with pytest.raises(ValueError, match="batch_size"):
+        async_train_config(_cfg(), 5)
+    with pytest.raises(ValueError, match="trainer"):
+        Experiment("x", "", _plan, trainer=3)
+    with pytest.raises(ValueError, match="s_paper"):
+        t0.scaled_s(t0.SCALES[("mnist", "paper")], 0)
+    with pytest.raises(ValueError, match="dataset"):
+        nr.run_frame("svhn", "quick")
+    with pytest.raises(ValueError, match="runs"):
+        nr.missing_runs("not a frame")
