@@ -7,7 +7,14 @@ import pytest
 from dpcore.audit import BROKEN
 from dpcore.papers import all_specs
 from dpcore.papers.audit.claims import BROKEN_KEYS, CLAIMS, CORRECT_KEYS, REFERENCE_KEYS
-from dpcore.papers.audit.suite import SHUFFLE_SETTINGS, run_shuffled_suite, run_silo_audit, run_suite, suite_figure
+from dpcore.papers.audit.suite import (
+    SHUFFLE_SETTINGS,
+    run_shuffled_suite,
+    run_silo_audit,
+    run_suite,
+    shuffle_label,
+    suite_figure,
+)
 
 matplotlib.use("Agg")
 
@@ -53,3 +60,6 @@ def test_suite_figure_and_validation():
 def test_shuffled_settings_are_batch_and_mixed_clipping():
     assert SHUFFLE_SETTINGS["bc_sh"].clipping == "batch" and SHUFFLE_SETTINGS["mc_sh"].clipping == "mixed"
     assert SHUFFLE_SETTINGS["mc_sh"].batch_size // SHUFFLE_SETTINGS["mc_sh"].group_size >= 2
+    for prefix in SHUFFLE_SETTINGS:  # every proven comparison has its claim row; the heuristic has none
+        assert {shuffle_label(prefix, "A_1"), shuffle_label(prefix, "A_0")} <= set(CORRECT_KEYS)
+        assert shuffle_label(prefix, "A_0_heuristic") == f"{prefix}_a0_heuristic" not in CORRECT_KEYS

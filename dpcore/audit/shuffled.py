@@ -271,8 +271,9 @@ def audit_shuffled(
         if not knows:
             claims.append(("heuristic", heur, heur_label, "A_0_heuristic"))
         for kind, eps, label, key in claims:
+            versus = " vs Poisson HEURISTIC ε" if kind == "heuristic" else ""
             results[key] = AuditResult(
-                f"{name}, {adversary}", threat, bound.epsilon, bound.point, float(eps), delta, score,
+                f"{name}, {adversary}{versus}", threat, bound.epsilon, bound.point, float(eps), delta, score,
                 bound.threshold, claim=kind, claim_label=label,
             )  # fmt: skip
     return results

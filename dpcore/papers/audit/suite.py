@@ -30,6 +30,7 @@ __all__ = [
     "SILO_SETTING",
     "run_suite",
     "run_shuffled_suite",
+    "shuffle_label",
     "run_silo_audit",
     "suite_figure",
 ]
@@ -113,6 +114,12 @@ def run_suite(
     return pd.DataFrame(rows)
 
 
+def shuffle_label(prefix: str, key: str) -> str:
+    """The table label of an :func:`dpcore.audit.audit_shuffled` result: ``("bc_sh", "A_0_heuristic")`` ->
+    ``"bc_sh_a0_heuristic"`` (the labels of :data:`dpcore.papers.audit.claims.CORRECT_KEYS`)."""
+    return f"{prefix}_{key.lower().replace('a_', 'a', 1)}"
+
+
 def run_shuffled_suite(*, runs: int, delta: float, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """BC and MC under shuffling (:data:`SHUFFLE_SETTINGS`), ``runs`` trainer runs per world each: rows
     ``<bc_sh|mc_sh>_a1`` (adversary A_1 vs the A_1 ε), ``_a0`` (standard adversary vs the A_1 ε), both ``kind``
@@ -123,7 +130,7 @@ def run_shuffled_suite(*, runs: int, delta: float, confidence: float = 0.95, see
     for i, (prefix, setting) in enumerate(SHUFFLE_SETTINGS.items()):
         results = audit_shuffled(setting, runs, delta=delta, confidence=confidence, seed=seed + 1000 * (i + 1))
         for key, result in results.items():
-            label = f"{prefix}_{key.lower()}"
+            label = shuffle_label(prefix, key)
             rows.append({"label": label, "kind": result.claim.replace("accountant", "correct"), **result.as_row()})
     return pd.DataFrame(rows)
 
@@ -171,6 +178,7 @@ def suite_figure(table: pd.DataFrame, *, title: str = "") -> Figure:
     for p, lb, x, flag in zip(pos, lower, right, table.flagged, strict=True):
         ax.annotate(f"{lb:.2f}" + ("  FLAGGED" if flag else ""), (x, p), xytext=(6, -3), textcoords="offset points",
                     fontsize=7, color="firebrick" if flag else "black")  # fmt: skip
+    ax.set_ylim(-0.6, len(table) + 0.9)  # room above the first row for the legend
     ax.set_yticks(pos, labels, fontsize=7)
     ax.set(xlabel="ε", title=title, xlim=(0, 13.5))
     ax.legend(loc="upper right", fontsize=7)
