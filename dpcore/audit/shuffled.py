@@ -231,8 +231,8 @@ def audit_shuffled(
     confidence = check_open_unit("confidence", confidence)
     name = (
         mechanism
-        or ("BC" if setting.clipping == "batch" else f"MC (s = {setting.group_size})")
-        + f" under shuffling (|S_b| = {setting.batch_size}, b = {setting.rounds_per_epoch}, E = {setting.epochs})"
+        or ("BC" if setting.clipping == "batch" else f"MC (s={setting.group_size})")
+        + f" shuffled (|S_b|={setting.batch_size}, b={setting.rounds_per_epoch}, E={setting.epochs})"
     )
     u_in, m_in, record = shuffled_updates(setting, runs, canary=True, seed=seed)
     u_out, m_out, _ = shuffled_updates(setting, runs, canary=False, seed=seed)
@@ -271,7 +271,7 @@ def audit_shuffled(
         if not knows:
             claims.append(("heuristic", heur, heur_label, "A_0_heuristic"))
         for kind, eps, label, key in claims:
-            versus = " vs Poisson HEURISTIC ε" if kind == "heuristic" else ""
+            versus = " vs HEURISTIC ε" if kind == "heuristic" else ""
             results[key] = AuditResult(
                 f"{name}, {adversary}{versus}", threat, bound.epsilon, bound.point, float(eps), delta, score,
                 bound.threshold, claim=kind, claim_label=label,
