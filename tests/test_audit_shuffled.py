@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from dpcore.accounting.gaussian import epsilon_from_mu
-from dpcore.audit import ShuffleSetting, audit_shuffled, broken
+from dpcore.audit import AuditResult, ShuffleSetting, ThreatModel, audit_shuffled, broken
 from dpcore.audit.shuffled import heuristic_epsilon, shuffled_scores, shuffled_updates
 
 DELTA = 1e-3
@@ -75,3 +75,9 @@ def test_validation():
         shuffled_scores(np.zeros((2, 4)), np.zeros((2, 3), bool), BC, "known")
     with pytest.raises(ValueError, match="runs"):
         audit_shuffled(BC, 2, delta=DELTA)
+    with pytest.raises(ValueError, match="knows_batches"):
+        ThreatModel("all", "replace-one", "x", "many-runs", 0.95, 10, knows_batches="yes")
+    threat = ThreatModel("all", "replace-one", "x", "many-runs", 0.95, 10, knows_batches=True)
+    assert "A_1" in threat.describe()
+    with pytest.raises(ValueError, match="claim"):
+        AuditResult("m", threat, 1.0, 1.0, 2.0, 1e-3, "known", 0.0, claim="guess")
