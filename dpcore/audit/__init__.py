@@ -6,6 +6,9 @@ If an audit's lower bound exceeds the ε the accountant claims, the implementati
   (Steinke, Nasr, Jagielski 2023) estimators with Clopper–Pearson / binomial confidence;
 * :mod:`~dpcore.audit.threat` -- the threat model every result carries, and :class:`AuditResult`;
 * :mod:`~dpcore.audit.dirac` -- gradient-space Dirac canary audit of DP-SGD through :class:`dpcore.training.Trainer`;
+* :mod:`~dpcore.audit.shuffled` -- batch and mixed clipping under shuffling (van Dijk et al.), against the A_1 ε
+  and a labelled Poisson heuristic;
+* :mod:`~dpcore.audit.federated` -- one ISRL-DP silo's messages (Lowy & Razaviyayn), against its per-silo ε;
 * :mod:`~dpcore.audit.broken` -- broken variants (no clipping, half noise, reused noise seed) the audit must flag.
 """
 
@@ -20,6 +23,8 @@ from dpcore.audit.estimators import (
     select_threshold,
     threshold_epsilon,
 )
+from dpcore.audit.federated import SiloSetting, audit_silo
+from dpcore.audit.shuffled import ShuffleSetting, audit_shuffled
 from dpcore.audit.threat import AuditResult, ThreatModel
 
 __all__ = [
@@ -27,10 +32,14 @@ __all__ = [
     "BROKEN",
     "DiracSetting",
     "SCORES",
+    "ShuffleSetting",
+    "SiloSetting",
     "ThreatModel",
     "ThresholdBound",
     "audit_dirac",
     "audit_one_run",
+    "audit_shuffled",
+    "audit_silo",
     "broken",
     "clipping_disabled",
     "clopper_pearson",

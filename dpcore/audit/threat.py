@@ -6,12 +6,16 @@ from dataclasses import asdict, dataclass
 
 from dpcore.validation import check_choice, check_open_unit, check_positive_int
 
-__all__ = ["ITERATES", "NEIGHBOURS", "ESTIMATORS", "ThreatModel", "AuditResult"]
+__all__ = ["ITERATES", "NEIGHBOURS", "ESTIMATORS", "CLAIMS", "ThreatModel", "AuditResult"]
 
 #: which iterates the adversary sees: every update (white box, all iterates) or only the final model
 ITERATES = ("all", "last")
 NEIGHBOURS = ("add/remove", "replace-one")
 ESTIMATORS = ("many-runs", "one-run")
+#: what the claimed ε is: a proven upper bound for the mechanism ("accountant") or a number that is not proven for
+#: it ("heuristic", e.g. a shuffled run accounted as if Poisson-subsampled): exceeding a heuristic is a finding
+#: about the heuristic, not an implementation bug
+CLAIMS = ("accountant", "heuristic")
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,9 @@ class ThreatModel:
     estimator: str  # "many-runs" or "one-run"
     confidence: float
     runs: int  # runs per world (many-runs: with / without the canary each) or canaries (one-run)
+    #: the adversary also knows which rounds hold the canary (the batches), as the adversary A_1 of van Dijk et al.,
+    #: "Generalizing DP-SGD with Shuffling and Batch Clipping", Def. 5.2 / App. G; False: the standard adversary
+    knows_batches: bool = False
 
     def __post_init__(self) -> None:
         check_choice("iterates", self.iterates, ITERATES)
@@ -33,11 +40,14 @@ class ThreatModel:
         check_positive_int("runs", self.runs)
         if not isinstance(self.canary, str) or not self.canary:
             raise ValueError("canary must be a non-empty description")
+        if not isinstance(self.knows_batches, bool):
+            raise ValueError(f"knows_batches must be True or False, got {self.knows_batches!r}")
 
     def describe(self) -> str:
+        batches = ", batches known to the adversary (A_1)" if self.knows_batches else ""
         return (
-            f"{self.estimator}, {self.iterates} iterates observed, {self.neighbouring} neighbours, {self.canary}, "
-            f"{self.runs} runs, confidence {self.confidence:g}"
+            f"{self.estimator}, {self.iterates} iterates observed{batches}, {self.neighbouring} neighbours, "
+            f"{self.canary}, {self.runs} runs, confidence {self.confidence:g}"
         )
 
 
@@ -46,7 +56,8 @@ class AuditResult:
     """An empirical ε lower bound next to the ε the accountant claims for the same mechanism.
 
     ``flagged`` is True when the lower bound exceeds the claimed ε: the implementation leaks more than it claims
-    (with probability ≥ ``threat.confidence`` this is not a statistical accident).
+    (with probability ≥ ``threat.confidence`` this is not a statistical accident).  With ``claim="heuristic"`` the
+    claimed ε is not a proven bound for the mechanism, and a flag refutes the heuristic, not the code.
     """
 
     mechanism: str
@@ -57,6 +68,11 @@ class AuditResult:
     delta: float
     score: str
     threshold: float
+    claim: str = "accountant"  # CLAIMS: what epsilon_claimed is (a proven bound, or a labelled heuristic)
+    claim_label: str = ""  # how epsilon_claimed was computed
+
+    def __post_init__(self) -> None:
+        check_choice("claim", self.claim, CLAIMS)
 
     @property
     def flagged(self) -> bool:
@@ -79,5 +95,7 @@ class AuditResult:
             delta=self.delta,
             score=self.score,
             threshold=self.threshold,
+            claim=self.claim,
+            claim_label=self.claim_label,
         )
         return row

@@ -1,22 +1,39 @@
 """The audits of the privacy-audit notebook: DP-SGD with every update observed, with the last iterate only, in
 one run, ModelMix with only its mixed states observed (against its amplified ε), and the broken variants,
-each against the accountant's ε of the same configuration.
+each against the accountant's ε of the same configuration (:func:`run_suite`); batch and mixed clipping under
+shuffling (van Dijk et al., "Generalizing DP-SGD with Shuffling and Batch Clipping") against the A_1 ε and a
+labelled Poisson heuristic (:func:`run_shuffled_suite`); one ISRL-DP silo's messages (Lowy & Razaviyayn, ICLR 2023)
+against its per-silo ε (:func:`run_silo_audit`).
 
-Every audit is :mod:`dpcore.audit` run through :class:`dpcore.training.Trainer` with gradient-space Dirac
-canaries (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine Learning", §4).
+Every audit uses gradient-space Dirac canaries (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine
+Learning", §4), run through :class:`dpcore.training.Trainer` or :func:`dpcore.federated.algorithms.mb_sgd`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from dpcore.accounting.run_record import RunRecord
 from dpcore.audit import BROKEN, DiracSetting, audit_dirac, audit_one_run, broken
+from dpcore.audit.federated import SiloSetting, audit_silo
+from dpcore.audit.shuffled import ShuffleSetting, audit_shuffled
 from dpcore.plots import new_axes, series_style
 from dpcore.validation import check_open_unit, check_positive_int
 
-__all__ = ["SETTING", "run_suite", "suite_figure"]
+__all__ = [
+    "SETTING",
+    "SHUFFLE_SETTINGS",
+    "SILO_SETTING",
+    "run_suite",
+    "run_shuffled_suite",
+    "shuffle_label",
+    "run_silo_audit",
+    "suite_figure",
+]
 
 #: σ = 2, Poisson rate q = 1/2, T = 8 rounds, C = 1: ε ≈ 2.37 at δ = 1e-3 and ≈ 4.4 at δ = 1e-5 (PLD)
 SETTING = dict(noise_multiplier=2.0, sample_rate=0.5, steps=8, clip_norm=1.0)
@@ -24,6 +41,16 @@ SETTING = dict(noise_multiplier=2.0, sample_rate=0.5, steps=8, clip_norm=1.0)
 MODELMIX_TAU_RATIO = 0.01
 #: the canary of the clipping-disabled variant has gradient norm 10 C
 BROKEN_CANARY_NORM = 10.0
+#: paper 003's BC and MC (s = 2, m = 2) under shuffling: |S_b| = 4, b = 2 batches per epoch (N = 8), E = 2, σ = 1
+#: (smaller than the paper's σ = 2, so that a few hundred runs have power): A_1 ε = ε(G_{√2}) ≈ 4.85 at δ = 1e-3,
+#: the Poisson heuristic (q = 1/2, T = 4) ≈ 4.48
+SHUFFLE_SETTINGS = {
+    "bc_sh": ShuffleSetting("batch", batch_size=4, rounds_per_epoch=2, epochs=2, noise_multiplier=1.0),
+    "mc_sh": ShuffleSetting("mixed", batch_size=4, rounds_per_epoch=2, epochs=2, noise_multiplier=1.0, group_size=2),
+}
+#: paper 001's ISRL-DP MB-SGD: 2 silos of n = 4 records, K = 2 draws with replacement, R = 8 rounds, σ = 1, C = 1
+#: (per-silo ε ≈ 4.71 at δ = 1e-3 with paper 001's with-replacement PLD accountant)
+SILO_SETTING = SiloSetting(records=4, batch_size=2, rounds=8, noise_std=1.0, clip_norm=1.0, silos=2)
 
 
 def run_suite(
@@ -87,6 +114,46 @@ def run_suite(
     return pd.DataFrame(rows)
 
 
+def shuffle_label(prefix: str, key: str) -> str:
+    """The table label of an :func:`dpcore.audit.audit_shuffled` result: ``("bc_sh", "A_0_heuristic")`` ->
+    ``"bc_sh_a0_heuristic"`` (the labels of :data:`dpcore.papers.audit.claims.CORRECT_KEYS`)."""
+    return f"{prefix}_{key.lower().replace('a_', 'a', 1)}"
+
+
+def run_shuffled_suite(*, runs: int, delta: float, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """BC and MC under shuffling (:data:`SHUFFLE_SETTINGS`), ``runs`` trainer runs per world each: rows
+    ``<bc_sh|mc_sh>_a1`` (adversary A_1 vs the A_1 ε), ``_a0`` (standard adversary vs the A_1 ε), both ``kind``
+    ``correct``, and ``_a0_heuristic`` (standard adversary vs the Poisson heuristic, ``kind`` ``heuristic``)."""
+    runs = check_positive_int("runs", runs, minimum=4)
+    delta = check_open_unit("delta", delta)
+    rows = []
+    for i, (prefix, setting) in enumerate(SHUFFLE_SETTINGS.items()):
+        results = audit_shuffled(setting, runs, delta=delta, confidence=confidence, seed=seed + 1000 * (i + 1))
+        for key, result in results.items():
+            label = shuffle_label(prefix, key)
+            rows.append({"label": label, "kind": result.claim.replace("accountant", "correct"), **result.as_row()})
+    return pd.DataFrame(rows)
+
+
+def run_silo_audit(
+    *,
+    runs: int,
+    accountant: Callable[[RunRecord, float], float],
+    delta: float,
+    confidence: float = 0.95,
+    seed: int = 0,
+    claim_label: str = "",
+) -> pd.DataFrame:
+    """One row (label ``isrl_silo``): silo 0's messages in :data:`SILO_SETTING` against ``accountant(record, δ)``,
+    the per-silo ε of its run record (paper 001's with-replacement accountant, passed in by the notebook: a paper
+    package never imports another)."""
+    result = audit_silo(
+        SILO_SETTING, runs, accountant=accountant, delta=delta, confidence=confidence, seed=seed,
+        claim_label=claim_label,
+    )  # fmt: skip
+    return pd.DataFrame([{"label": "isrl_silo", "kind": "correct", **result.as_row()}])
+
+
 def suite_figure(table: pd.DataFrame, *, title: str = "") -> Figure:
     """Horizontal bars: the lower bound (at its confidence) per audit, the point estimate and the claimed ε."""
     if table.empty:
@@ -97,10 +164,12 @@ def suite_figure(table: pd.DataFrame, *, title: str = "") -> Figure:
         f"{m}\nδ={d:g}, {t}" for m, d, t in zip(table.mechanism, table.delta, table.threat_estimator, strict=True)
     ]
     pos = np.arange(len(table))[::-1]
-    colours = [series_style(0 if k == "correct" else 3, n=4, markers=False)["color"] for k in table.kind]
+    colour_of = {"correct": 0, "heuristic": 1, "broken": 3}
+    colours = [series_style(colour_of[k], n=4, markers=False)["color"] for k in table.kind]
     lower = np.minimum(table.epsilon_lower.to_numpy(float), 12.0)
     ax.barh(pos, lower, height=0.5, color=colours, alpha=0.8, label="lower bound (95 % conf.)")
-    ax.scatter(table.epsilon_claimed, pos, marker="|", s=400, color="black", zorder=3, label="accountant ε")
+    ax.scatter(table.epsilon_claimed, pos, marker="|", s=400, color="black", zorder=3,
+               label="claimed ε (accountant; heuristic rows: Poisson heuristic)")  # fmt: skip
     point = table.epsilon_point.to_numpy(float)
     ok = np.isfinite(point)
     ax.scatter(np.minimum(point[ok], 12.0), pos[ok], marker="o", s=18, color="0.3", zorder=3, label="point estimate")
@@ -109,6 +178,7 @@ def suite_figure(table: pd.DataFrame, *, title: str = "") -> Figure:
     for p, lb, x, flag in zip(pos, lower, right, table.flagged, strict=True):
         ax.annotate(f"{lb:.2f}" + ("  FLAGGED" if flag else ""), (x, p), xytext=(6, -3), textcoords="offset points",
                     fontsize=7, color="firebrick" if flag else "black")  # fmt: skip
+    ax.set_ylim(-0.6, len(table) + 0.9)  # room above the first row for the legend
     ax.set_yticks(pos, labels, fontsize=7)
     ax.set(xlabel="ε", title=title, xlim=(0, 13.5))
     ax.legend(loc="upper right", fontsize=7)
