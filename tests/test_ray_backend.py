@@ -269,7 +269,12 @@ def test_local_start_is_retried_and_reported(tmp_path, monkeypatch):
 def test_a_local_start_that_keeps_failing_raises_a_named_error_and_trains_nothing(tmp_path, monkeypatch, capsys):
     fake = _SlowStartRay(failures=10**6)
     monkeypatch.setattr(ray_backend, "require", lambda name: fake)
-    with pytest.raises(RayStartError, match=r"did not start: 1 attempt.*timed out during startup.*logs"):
+    logs = tmp_path / "session_latest" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "raylet.out").write_text("[...] (raylet) node_manager.cc:3374: bug? Check failed: x Timed out waiting for "
+                                     "file /s/dashboard_agent_listen_port_ab\n")  # fmt: skip
+    cause = r"did not start: 1 attempt.*timed out during startup.*The raylet: x Timed out waiting for file /s/dash"
+    with pytest.raises(RayStartError, match=cause + r"board_agent_listen_port_ab.*logs"):
         start_local_ray(2, temp_dir=tmp_path, timeout_s=30, stream=io.StringIO())
     monkeypatch.setenv("DPCORE_RAY_START_TIMEOUT", "30")
     code = cli.main(["run", "tiny-ray", "--profile", "quick", "--backend", "ray", "--results", str(tmp_path / "res"),

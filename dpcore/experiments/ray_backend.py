@@ -16,10 +16,13 @@ the functions, so the local backend needs nothing beyond dpcore's dependencies.
 
 Starting a local instance (:func:`start_local_ray`, also used by :func:`dpcore.federated.flower.simulate`):
 no dashboard, and a stated start timeout (``DPCORE_RAY_START_TIMEOUT``, default 300 s).  Ray 2.55 gives
-its node a fixed 30 s to come up (``ray/_private/node.py``), which a loaded machine can exceed while
-Ray's Python agents import; each attempt that fails is reported (with Ray's message) and its processes
-are ended, and a new one starts while the timeout allows.  When none succeeds :class:`RayStartError`
-names what failed and where Ray's logs are: nothing falls back to the local backend.
+its node a fixed 30 s to come up (``ray/_private/node.py``) and its raylet about 15 s to see the port
+files of its Python agents (dashboard and runtime-env agents), which an overloaded machine exceeds while
+those agents import (``RAY_raylet_start_wait_time_s`` does not change either).  Each attempt that fails
+is reported (with Ray's and the raylet's message), its processes are ended, and a new one starts while
+the timeout allows.
+When none succeeds :class:`RayStartError` names what failed and where Ray's logs are: nothing falls back
+to the local backend.
 """
 
 from __future__ import annotations
@@ -80,6 +83,18 @@ def _start_timeout(timeout_s: float | None) -> float:
     if not _RAY_NODE_LIMIT_S <= timeout_s < math.inf:
         raise ValueError(f"timeout_s must be in [{_RAY_NODE_LIMIT_S:.0f}, inf) seconds (one start), got {timeout_s}")
     return float(timeout_s)
+
+
+def _raylet_failure(logs: Path) -> str:
+    """The raylet's own fatal message in ``logs/raylet.out`` (e.g. which agent's port file it timed out on), or ""."""
+    try:
+        lines = (logs / "raylet.out").read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        if "Timed out waiting for file" in line or "Check failed" in line:
+            return line.split("Check failed:", 1)[-1].strip()[:400]
+    return ""
 
 
 def _end_new_children(before: set[int]) -> None:
@@ -153,17 +168,20 @@ def start_local_ray(
                 ray.shutdown()
             _end_new_children(before)
             elapsed = time.monotonic() - start
+            raylet = _raylet_failure(logs)
+            cause = f"{type(exc).__name__}: {exc}" + (f" The raylet: {raylet}" if raylet else "")
             if elapsed + _RAY_NODE_LIMIT_S + 5 > timeout:
                 raise RayStartError(
                     f"a local Ray instance ({num_cpus} CPUs) did not start: {attempt} attempt(s) in {elapsed:.0f} s "
-                    f"(start timeout {timeout:.0f} s, DPCORE_RAY_START_TIMEOUT); Ray's last error: "
-                    f"{type(exc).__name__}: {exc}. Ray's logs: {logs} (raylet.out, dashboard_agent.log, "
-                    "gcs_server.out). On a loaded machine start Ray once with `ray start --head` and join it "
-                    "(--address auto)."
+                    f"(start timeout {timeout:.0f} s, DPCORE_RAY_START_TIMEOUT). Ray's last error: {cause} "
+                    f"Ray's logs: {logs} (raylet.out, dashboard_agent.log, gcs_server.out). Ray 2.55 gives its "
+                    "node 30 s and the raylet about 15 s to see its agents start, which an overloaded machine "
+                    "exceeds: retry when the load is lower, or start Ray once with `ray start --head` and join "
+                    "it (--address auto)."
                 ) from exc
             print(
-                f"[ray] local start attempt {attempt} failed after {took:.0f} s ({type(exc).__name__}: {exc}); "
-                f"its processes ended, trying again ({elapsed:.0f} of {timeout:.0f} s used; logs: {logs})",
+                f"[ray] local start attempt {attempt} failed after {took:.0f} s ({cause}); its processes ended, "
+                f"trying again ({elapsed:.0f} of {timeout:.0f} s used; logs: {logs})",
                 file=out, flush=True,
             )  # fmt: skip
 
