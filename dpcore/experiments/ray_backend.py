@@ -134,11 +134,10 @@ def start_local_ray(
     (Ray's last error, the attempts, the logs folder) when the instance does not start in time, and
     ``ValueError`` when Ray is already initialised in this process.
     """
-    import psutil
-
     num_cpus = check_positive_int("num_cpus", num_cpus)
     timeout = _start_timeout(timeout_s)
     ray = require("ray")
+    import psutil  # a dependency of ray (vendored) and of ipykernel
     if ray.is_initialized():
         raise ValueError("Ray is already initialised in this process: shut it down first (ray.shutdown())")
     out = stream if stream is not None else sys.stderr
