@@ -15,7 +15,7 @@ import torch
 
 from dpcore.experiments import adapters, cli, datasets, ray_backend, registry
 from dpcore.experiments.config import RunConfig
-from dpcore.experiments.ray_backend import format_seconds, run_experiment_ray
+from dpcore.experiments.ray_backend import RayStartError, format_seconds, run_experiment_ray, start_local_ray
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun
 from dpcore.experiments.runner import run_experiment
 from dpcore.paths import build_dir
@@ -76,10 +76,8 @@ def ray_instance():
     tmp.mkdir(parents=True, exist_ok=True)
     old = os.environ.get("RAY_TMPDIR")
     os.environ["RAY_TMPDIR"] = str(tmp)
-    # a shared, loaded test machine can take a minute to start Ray's agents: wait for them, not 30 s
-    os.environ.setdefault("RAY_agent_register_timeout_ms", "240000")
-    os.environ.setdefault("RAY_raylet_start_wait_time_s", "240")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=str(tmp))
+    seconds = ray_backend.start_local_ray(2, temp_dir=tmp)  # retries within DPCORE_RAY_START_TIMEOUT, then raises
+    print(f"\nlocal Ray instance started in {seconds:.1f}s")
     yield
     ray.shutdown()
     if old is None:
@@ -239,3 +237,53 @@ def test_scheduler_with_a_stand_in_ray(tmp_path, monkeypatch, resources, options
                                checkpoints_root=tmp_path / "ck2", address="auto", stream=io.StringIO())  # fmt: skip
     assert fake2.init_kwargs == {"address": "auto", "log_to_driver": False}
     assert {o.name: o.status for o in again} == {"a": "skipped", "b": "skipped", "broken": "failed"}
+
+
+# ---------------------------------------- starting a local instance: retried, then a named error
+class _SlowStartRay(_FakeRay):
+    """``init`` fails like Ray 2.55 when its node misses the 30 s start limit, ``failures`` times."""
+
+    def __init__(self, failures):
+        super().__init__({"CPU": 2.0})
+        self.failures, self.calls = failures, 0
+
+    def init(self, **kwargs):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise Exception("The current node timed out during startup. (stand-in)")  # what Ray raises
+        super().init(**kwargs)
+
+
+def test_local_start_is_retried_and_reported(tmp_path, monkeypatch):
+    fake = _SlowStartRay(failures=1)
+    monkeypatch.setattr(ray_backend, "require", lambda name: fake)
+    out = io.StringIO()
+    start_local_ray(2, temp_dir=tmp_path, timeout_s=120, stream=out)
+    assert fake.calls == 2 and fake.started
+    assert fake.init_kwargs["include_dashboard"] is False and fake.init_kwargs["_temp_dir"] == str(tmp_path)
+    assert "attempt 1 failed" in out.getvalue() and "timed out during startup" in out.getvalue()
+    with pytest.raises(ValueError, match="already initialised"):
+        start_local_ray(2, stream=out)
+
+
+def test_a_local_start_that_keeps_failing_raises_a_named_error_and_trains_nothing(tmp_path, monkeypatch, capsys):
+    fake = _SlowStartRay(failures=10**6)
+    monkeypatch.setattr(ray_backend, "require", lambda name: fake)
+    logs = tmp_path / "session_latest" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "raylet.out").write_text("[...] (raylet) node_manager.cc:3374: bug? Check failed: x Timed out waiting for "
+                                     "file /s/dashboard_agent_listen_port_ab\n")  # fmt: skip
+    cause = r"did not start: 1 attempt.*timed out during startup.*The raylet: x Timed out waiting for file /s/dash"
+    with pytest.raises(RayStartError, match=cause + r"board_agent_listen_port_ab.*logs"):
+        start_local_ray(2, temp_dir=tmp_path, timeout_s=30, stream=io.StringIO())
+    monkeypatch.setenv("DPCORE_RAY_START_TIMEOUT", "30")
+    code = cli.main(["run", "tiny-ray", "--profile", "quick", "--backend", "ray", "--results", str(tmp_path / "res"),
+                     "--checkpoints", str(tmp_path / "ck")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "error: a local Ray instance (2 CPUs) did not start" in err
+    assert not (tmp_path / "res").exists()  # no fallback to the local backend
+    monkeypatch.setenv("DPCORE_RAY_START_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="DPCORE_RAY_START_TIMEOUT"):
+        start_local_ray(2)
+    with pytest.raises(ValueError, match="timeout_s"):
+        start_local_ray(2, timeout_s=5)

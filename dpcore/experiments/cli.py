@@ -18,7 +18,7 @@ from dpcore.experiments.adapters import DatasetUnavailable
 from dpcore.experiments.config import PROFILES
 from dpcore.experiments.dryrun import dry_run
 from dpcore.experiments.progress import PROGRESS_MODES
-from dpcore.experiments.ray_backend import MissingExtra
+from dpcore.experiments.ray_backend import MissingExtra, RayStartError
 from dpcore.experiments.registry import get, names
 from dpcore.experiments.runner import run_experiment
 from dpcore.experiments.store import Store
@@ -85,12 +85,16 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def dispatch(args: argparse.Namespace) -> int:
-    """Execute a parsed ``run`` or ``list`` command; returns the exit status (2 for a refused input)."""
+    """Execute a parsed ``run`` or ``list`` command; returns the exit status (2 for a refused input, 1 when a run
+    failed or a local Ray instance did not start)."""
     try:
         return _dispatch(args)
     except (ValueError, DatasetUnavailable, MissingExtra) as exc:  # bad inputs, missing data or extra
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RayStartError as exc:  # named failure, no fallback to the local backend
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -13,12 +13,24 @@ those must be a shared file system (or give ``results_root`` on one).  Without `
 Ray instance with ``num_cpus`` cores is started (and stopped at the end); with one, the driver joins
 that cluster (``"auto"``: the cluster of ``ray start`` on this machine).  ``ray`` is imported inside
 the functions, so the local backend needs nothing beyond dpcore's dependencies.
+
+Starting a local instance (:func:`start_local_ray`, also used by :func:`dpcore.federated.flower.simulate`):
+no dashboard, and a stated start timeout (``DPCORE_RAY_START_TIMEOUT``, default 300 s).  Ray 2.55 gives
+its node a fixed 30 s to come up (``ray/_private/node.py``) and its raylet about 15 s to see the port
+files of its Python agents (dashboard and runtime-env agents), which an overloaded machine exceeds while
+those agents import (``RAY_raylet_start_wait_time_s`` does not change either).  Each attempt that fails
+is reported (with Ray's and the raylet's message), its processes are ended, and a new one starts while
+the timeout allows.
+When none succeeds :class:`RayStartError` names what failed and where Ray's logs are: nothing falls back
+to the local backend.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -30,11 +42,22 @@ from dpcore.experiments.runner import Outcome, run_one, select
 from dpcore.experiments.store import Store
 from dpcore.validation import check_positive_int
 
-__all__ = ["MissingExtra", "require", "run_experiment_ray", "format_seconds"]
+__all__ = [
+    "MissingExtra", "RayStartError", "START_TIMEOUT_S", "require", "start_local_ray", "run_experiment_ray",
+    "format_seconds",
+]  # fmt: skip
+
+#: Default limit (seconds) on starting a local Ray instance, all attempts together (``DPCORE_RAY_START_TIMEOUT``).
+START_TIMEOUT_S = 300.0
+_RAY_NODE_LIMIT_S = 30.0  # Ray 2.55's own fixed wait for its node (ray/_private/node.py): one attempt's length
 
 
 class MissingExtra(ImportError):
     """An optional dependency (the ``scale`` extra: ray, flwr) is not installed."""
+
+
+class RayStartError(RuntimeError):
+    """A local Ray instance did not start within the start timeout (the message names Ray's error and logs)."""
 
 
 def require(module: str) -> Any:
@@ -48,6 +71,118 @@ def require(module: str) -> Any:
             f"{module} is not installed; it comes with dpcore's optional extra: pip install -e '.[scale]' "
             f"(pinned in constraints.txt): {exc}"
         ) from exc
+
+
+def _start_timeout(timeout_s: float | None) -> float:
+    if timeout_s is None:
+        raw = os.environ.get("DPCORE_RAY_START_TIMEOUT", "")
+        try:
+            timeout_s = float(raw) if raw else START_TIMEOUT_S
+        except ValueError:
+            raise ValueError(f"DPCORE_RAY_START_TIMEOUT must be a number of seconds, got {raw!r}") from None
+    if not _RAY_NODE_LIMIT_S <= timeout_s < math.inf:
+        raise ValueError(f"timeout_s must be in [{_RAY_NODE_LIMIT_S:.0f}, inf) seconds (one start), got {timeout_s}")
+    return float(timeout_s)
+
+
+def _raylet_failure(logs: Path) -> str:
+    """The raylet's own fatal message in ``logs/raylet.out`` (e.g. which agent's port file it timed out on), or ""."""
+    try:
+        lines = (logs / "raylet.out").read_text(errors="replace").splitlines()
+    except OSError:
+        return ""
+    for line in lines:
+        if "Timed out waiting for file" in line or "Check failed" in line:
+            return line.split("Check failed:", 1)[-1].strip()[:400]
+    return ""
+
+
+def _end_new_children(before: set[int]) -> None:
+    """End the processes this process started since ``before`` (a failed ``ray.init``'s GCS, raylet, agents)."""
+    import psutil
+
+    me = psutil.Process()
+    new = [p for p in me.children(recursive=True) if p.pid not in before]
+    for proc in new:
+        try:
+            proc.terminate()
+        except psutil.NoSuchProcess:
+            continue
+    _, alive = psutil.wait_procs(new, timeout=10)
+    for proc in alive:
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            continue
+    psutil.wait_procs(alive, timeout=10)
+
+
+def start_local_ray(
+    num_cpus: int,
+    *,
+    num_gpus: int | None = None,
+    temp_dir: str | Path | None = None,
+    timeout_s: float | None = None,
+    runtime_env: dict | None = None,
+    stream: IO[str] | None = None,
+) -> float:
+    """Start a local Ray instance in this process (no dashboard); returns the seconds it took.
+
+    ``temp_dir``: Ray's session folder (default: ``RAY_TMPDIR`` or Ray's own default).  ``timeout_s``
+    (default ``DPCORE_RAY_START_TIMEOUT`` or :data:`START_TIMEOUT_S`): all attempts together; every failed
+    attempt is printed on ``stream`` (default stderr) with Ray's message.  Raises :class:`RayStartError`
+    (Ray's last error, the attempts, the logs folder) when the instance does not start in time, and
+    ``ValueError`` when Ray is already initialised in this process.
+    """
+    num_cpus = check_positive_int("num_cpus", num_cpus)
+    timeout = _start_timeout(timeout_s)
+    ray = require("ray")
+    import psutil  # a dependency of ray (vendored) and of ipykernel
+    if ray.is_initialized():
+        raise ValueError("Ray is already initialised in this process: shut it down first (ray.shutdown())")
+    out = stream if stream is not None else sys.stderr
+    kwargs: dict[str, Any] = {"num_cpus": num_cpus, "include_dashboard": False, "log_to_driver": False}
+    if num_gpus is not None:
+        kwargs["num_gpus"] = int(num_gpus)
+    folder = temp_dir if temp_dir is not None else os.environ.get("RAY_TMPDIR")
+    if folder is not None:
+        kwargs["_temp_dir"] = str(Path(folder).resolve())
+    if runtime_env is not None:
+        kwargs["runtime_env"] = runtime_env
+    logs = Path(kwargs.get("_temp_dir", "/tmp/ray")) / "session_latest" / "logs"
+    start = time.monotonic()
+    attempt = 0
+    while True:
+        attempt += 1
+        before = {p.pid for p in psutil.Process().children(recursive=True)}
+        began = time.monotonic()
+        try:
+            ray.init(**kwargs)
+            return time.monotonic() - start
+        except (ValueError, TypeError):
+            raise
+        except Exception as exc:  # Ray raises a bare Exception when its node misses its 30 s start limit
+            took = time.monotonic() - began
+            if ray.is_initialized():
+                ray.shutdown()
+            _end_new_children(before)
+            elapsed = time.monotonic() - start
+            raylet = _raylet_failure(logs)
+            cause = f"{type(exc).__name__}: {exc}" + (f" The raylet: {raylet}" if raylet else "")
+            if elapsed + _RAY_NODE_LIMIT_S + 5 > timeout:
+                raise RayStartError(
+                    f"a local Ray instance ({num_cpus} CPUs) did not start: {attempt} attempt(s) in {elapsed:.0f} s "
+                    f"(start timeout {timeout:.0f} s, DPCORE_RAY_START_TIMEOUT). Ray's last error: {cause} "
+                    f"Ray's logs: {logs} (raylet.out, dashboard_agent.log, gcs_server.out). Ray 2.55 gives its "
+                    "node 30 s and the raylet about 15 s to see its agents start, which an overloaded machine "
+                    "exceeds: retry when the load is lower, or start Ray once with `ray start --head` and join "
+                    "it (--address auto)."
+                ) from exc
+            print(
+                f"[ray] local start attempt {attempt} failed after {took:.0f} s ({cause}); its processes ended, "
+                f"trying again ({elapsed:.0f} of {timeout:.0f} s used; logs: {logs})",
+                file=out, flush=True,
+            )  # fmt: skip
 
 
 def format_seconds(seconds: float) -> str:
@@ -108,7 +243,8 @@ def run_experiment_ray(
     """Run every (selected) unfinished run of ``experiment`` at ``profile`` as Ray tasks; see the module docstring.
 
     ``num_cpus``: cores of the local Ray instance (ignored with ``address`` or when Ray is already
-    initialised in this process).  ``threads``: torch threads inside each CPU task (``None``: torch's
+    initialised in this process), started by :func:`start_local_ray` (which raises :class:`RayStartError`
+    when it cannot start).  ``threads``: torch threads inside each CPU task (``None``: torch's
     default).  Returns one :class:`~dpcore.experiments.runner.Outcome` per selected run, with status
     ``"trained"``, ``"skipped"``, ``"waiting"`` (its dependencies did not finish) or ``"failed"``.
     """
@@ -125,7 +261,8 @@ def run_experiment_ray(
     started_here = not ray.is_initialized()
     if started_here:
         if address is None:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+            seconds = start_local_ray(num_cpus, stream=out)
+            print(f"[ray] local instance ({num_cpus} CPUs) started in {format_seconds(seconds)}", file=out, flush=True)
         else:
             ray.init(address=address, log_to_driver=False)
     try:

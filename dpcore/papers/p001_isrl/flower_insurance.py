@@ -4,48 +4,84 @@ The silos of :func:`dpcore.federated.datasets.insurance_by_charges` with App. I'
 (:func:`dpcore.papers.p001_isrl.accounting.noise_std`), run by :mod:`dpcore.federated.flower` in Flower's
 simulation engine or as separate processes::
 
-    python -m dpcore.papers.p001_isrl.flower_insurance server --address 0.0.0.0:8080 --rounds 5 --out model.npy
-    python -m dpcore.papers.p001_isrl.flower_insurance silo --silo 0 --address SERVER:8080 --rounds 5
+    python -m dpcore.papers.p001_isrl.flower_insurance server --address 0.0.0.0:8080 --rounds 5 --out model.npy \
+        --records records.json
+    python -m dpcore.papers.p001_isrl.flower_insurance silo --silo 0 --address SERVER:8080 --rounds 5 \
+        --record silo0.json
+
+Each silo keeps its run record (:func:`dpcore.federated.flower.silo_record`) and sends it to the server after
+the last round; :func:`silo_epsilon` turns one into ε with paper 001's tight accountant for MB-SGD's draws
+with replacement (:func:`dpcore.papers.p001_isrl.accounting.mbsgd_epsilon`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 
+from dpcore.accounting.run_record import RunRecord
 from dpcore.federated import datasets as fd
 from dpcore.federated.flower import IsrlPlan, SiloSpec, connect, serve
 from dpcore.papers.p001_isrl import accounting as isrl
 
-__all__ = ["insurance_setup", "main"]
+__all__ = ["insurance_setup", "silo_epsilon", "write_records", "main"]
 
 
 def insurance_setup(
     frame, *, num_silos: int = 3, silos_per_round: int = 3, rounds: int = 5, epsilon: float = 1.0,
     clip: float = 1.0, stepsize: float | None = None, trial_seed: int = 3, seed: int = 0, window: int = 8,
+    source: str = "insurance",
 ) -> tuple[list[SiloSpec], IsrlPlan]:
     """The insurance experiment of Fig. 5 (App. I.2): silos by level of charges, σ_i of App. I at ``epsilon``.
 
     Returns the silos of trial 0 (split with ``trial_seed``) and the server's plan; K_i follows App. I's
-    rule at ε = 3 (as :func:`dpcore.papers.p001_isrl.panels.insurance_panel`), δ_i = 1/n_i².
+    rule at ε = 3 (as :func:`dpcore.papers.p001_isrl.panels.insurance_panel`), δ_i = 1/n_i².  ``source``
+    names ``frame`` (e.g. :func:`dpcore.data.provenance`); the silos' run records carry it with the split.
     """
     trials = fd.insurance_by_charges(frame, num_silos=num_silos, trials=1, seed=trial_seed)
     sizes = trials.sizes[0]
+    data = f"{source}; {num_silos} silos by level of charges, each silo's training split (split seed {trial_seed})"
     silos = []
     for i in range(num_silos):
         n = int(sizes[i])
         k = isrl.batch_size_experiments(n, rounds, 3.0)
         sigma = isrl.noise_std(lipschitz=clip, rounds=rounds, n=n, batch_size=k, epsilon=epsilon, delta=1.0 / n**2)
         x, y = trials.silo_train(0, i)
-        silos.append(SiloSpec(i, np.asarray(x, np.float32), np.asarray(y, np.float32), trials.loss,
-                              trials.num_outputs, int(k), float(sigma), float(clip)))  # fmt: skip
+        silos.append(SiloSpec(i, np.asarray(x, np.float32), np.asarray(y, np.float32), trials.loss, trials.num_outputs,
+                              int(k), float(sigma), int(rounds), float(clip), data=data))  # fmt: skip
     eta = stepsize if stepsize is not None else silos_per_round * math.exp(-4)
     plan = IsrlPlan(rounds, silos_per_round, eta, num_silos, trials.num_outputs, trials.dim, seed, window)
     return silos, plan
+
+
+def silo_epsilon(record: RunRecord, delta: float) -> float:
+    """ε at ``delta`` of one silo's MB-SGD run record (Lowy & Razaviyayn, Algorithm 2; replace-one neighbours).
+
+    The record's noise is K·σ on the sum of K clipped terms, i.e. σ on their mean; the tight PLD of draws with
+    replacement (:func:`dpcore.papers.p001_isrl.accounting.mbsgd_epsilon`) composed over the record's steps.
+    """
+    if not isinstance(record, RunRecord) or record.sampling != "replacement" or not isinstance(record.batch_size, int):
+        raise ValueError(f"record must be an MB-SGD silo RunRecord (sampling 'replacement', one batch), got {record!r}")
+    return isrl.mbsgd_epsilon(
+        noise_std=record.noise_std / record.batch_size, lipschitz=record.clip_norm, batch_size=record.batch_size,
+        n=record.dataset_size, rounds=record.steps, delta=delta,
+    )  # fmt: skip
+
+
+def write_records(path: str | Path, records: Mapping[tuple[int, int], RunRecord]) -> Path:
+    """Write ``{(0, silo): RunRecord}`` as JSON ``{"silo <i>": record, ...}`` (with each silo's ε at δ = 1/n²)."""
+    out = {}
+    for (_config, silo), rec in sorted(records.items()):
+        out[f"silo {silo}"] = {**rec.to_dict(), "epsilon_at_delta_1_over_n2": silo_epsilon(rec, rec.dataset_size**-2)}
+    path = Path(path)
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    return path
 
 
 # --------------------------------------------------------------------------- command line
@@ -63,25 +99,35 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default=None, help="server: write the final model here (.npy)")
+    p.add_argument("--records", default=None, help="server: write the silos' run records here (.json)")
+    p.add_argument("--record", default=None, help="silo: write this silo's run record here (.json)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``server``: run the server and print the model; ``silo --silo i``: run silo i (each in its own process)."""
-    from dpcore.data import load_insurance
+    from dpcore.data import load_insurance, provenance
 
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     silos, plan = insurance_setup(load_insurance(), num_silos=args.num_silos, silos_per_round=args.silos_per_round,
-                                  rounds=args.rounds, epsilon=args.epsilon, seed=args.seed)  # fmt: skip
+                                  rounds=args.rounds, epsilon=args.epsilon, seed=args.seed,
+                                  source=provenance("insurance"))  # fmt: skip
     if args.role == "server":
-        w = serve(plan, address=args.address)
+        w, records = serve(plan, address=args.address, return_records=True)
         if args.out:
             np.save(args.out, w)
+        if args.records:
+            write_records(args.records, records)
         print(np.array2string(w, precision=6))
+        for (_c, silo), rec in sorted(records.items()):
+            eps = silo_epsilon(rec, rec.dataset_size**-2)
+            print(f"silo {silo}: n={rec.dataset_size} K={rec.batch_size} R={rec.steps} ε={eps:.4f} at δ=1/n²")
         return 0
     if args.silo is None or not 0 <= args.silo < len(silos):
         raise ValueError(f"--silo must be in [0, {len(silos) - 1}]")
-    connect(silos[args.silo], seed=plan.seed, address=args.address)
+    record = connect(silos[args.silo], seed=plan.seed, address=args.address)
+    if args.record:
+        Path(args.record).write_text(json.dumps(record.to_dict(), indent=1) + "\n")
     return 0
 
 
