@@ -121,9 +121,9 @@ def test_config_hash_leaves_out_fields_at_their_default():
     import hashlib
 
     cfg = _cfg()
-    explicit = {k: v for k, v in cfg.to_dict().items()
-                if k in {"dataset", "model", "sampling", "clipping", "batch_size", "epochs", "lr", "profile",
-                         "clip_norm", "noise_multiplier", "lr_rule", "lr_decay", "model_kwargs", "test_size"}}  # fmt: skip
+    set_here = {"dataset", "model", "sampling", "clipping", "batch_size", "epochs", "lr", "profile", "clip_norm",
+                "noise_multiplier", "lr_rule", "lr_decay", "model_kwargs", "test_size"}  # fmt: skip
+    explicit = {k: v for k, v in cfg.to_dict().items() if k in set_here}
     assert config_hash(cfg) == hashlib.sha256(canonical_json(explicit).encode()).hexdigest()[:16]
     assert config_hash(cfg) != config_hash(_cfg(device="cpu"))
 
