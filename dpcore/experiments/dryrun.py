@@ -7,6 +7,10 @@ differ only in what cannot change the cost of a round (C, σ > 0, seed, data sub
 timing: the first of them runs ``steps`` rounds and the time of the last one is the step time.  The
 evaluation of one epoch is timed on up to 1,000 examples and scaled to the evaluated split.
 
+A run whose (expected) batch exceeds :data:`PROBE_BATCH` examples is timed at that batch and its step
+time scaled linearly to its batch (marked ``~``; per-example gradients cost about linearly in the batch on a
+CPU, so on a GPU the scaled time is an upper bound): paper 002's Table I draws 8,192 examples per round.
+
 Estimate of a run = rounds × step time + epochs × evaluation time (data loading excluded: it is shared).
 """
 
@@ -34,6 +38,8 @@ from dpcore.validation import check_positive_int
 __all__ = ["DryRunRow", "dry_run", "cost_key", "format_dry_run"]
 
 EVAL_PROBE = 1000
+#: the largest batch a dry run times as is; larger ones are timed at this size and scaled linearly
+PROBE_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class DryRunRow:
     measured: bool  # False: the step time is shared with an earlier run of the same cost key
     device: str
     synthetic_data: bool
+    scaled_from: int | None = None  # the batch actually timed when the step time was scaled to the run's batch
 
 
 def cost_key(config: RunConfig) -> tuple:
@@ -107,6 +114,7 @@ def dry_run(
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     plan = select(exp.runs(profile, store.load), only)
     timings: dict[tuple, float] = {}
+    scaled: dict[tuple, int | None] = {}
     eval_timings: dict[tuple, float] = {}
     rows = []
     for run in plan:
@@ -116,8 +124,13 @@ def dry_run(
         trainer = Trainer(model, data.train, cfg.train_config())
         key = cost_key(cfg)
         measured = key not in timings
-        if measured:
+        if measured and cfg.batch_size > PROBE_BATCH:
+            probe = Trainer(model, data.train, cfg.with_(batch_size=PROBE_BATCH).train_config())
+            timings[key] = _time_steps(probe, steps) * cfg.batch_size / PROBE_BATCH
+            scaled[key] = PROBE_BATCH
+        elif measured:
             timings[key] = _time_steps(trainer, steps)
+            scaled[key] = None
         ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
         if ekey not in eval_timings:
             eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split)
@@ -126,7 +139,7 @@ def dry_run(
         rows.append(
             DryRunRow(
                 run.name, config_hash(cfg), status, trainer.total_steps, timings[key], eval_timings[ekey], estimate,
-                measured, str(resolve_device(cfg.device)), data.synthetic,
+                measured, str(resolve_device(cfg.device)), data.synthetic, scaled[key],
             )  # fmt: skip
         )
     print(format_dry_run(exp.name, profile, rows), file=stream if stream is not None else sys.stdout, flush=True)
@@ -142,7 +155,7 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
         f"{'run':<44} {'hash':<16} {'status':<7} {'rounds':>8} {'step ms':>9} {'eval s':>7} {'estimate':>9}",
     ]
     for r in rows:
-        mark = "" if r.measured else " ="
+        mark = ("" if r.measured else " =") + (" ~" if r.scaled_from else "")
         lines.append(
             f"{r.name:<44} {r.hash:<16} {r.status:<7} {r.steps:>8} {1e3 * r.step_seconds:>9.1f} {r.eval_seconds:>7.2f} "
             f"{format_seconds(r.estimate_seconds):>9}{mark}"
@@ -152,6 +165,8 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
     lines.append(f"total estimate: {format_seconds(total)} ({total / 3600:.2f} h); without finished runs: "
                  f"{format_seconds(left)} ({left / 3600:.2f} h)")  # fmt: skip
     lines.append("'=' : step time shared with an earlier run of the same model, clipping, batch and micro-batching")
+    if any(r.scaled_from for r in rows):
+        lines.append(f"'~' : timed at a batch of {PROBE_BATCH} and scaled linearly to the run's batch")
     if any(r.synthetic_data for r in rows):
         lines.append("NOTE: some data files are missing; those runs were timed on SYNTHETIC data of the same shape")
     return "\n".join(lines)

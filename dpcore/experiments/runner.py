@@ -117,6 +117,8 @@ def _history_rows(history: list[dict[str, float]], split: str) -> list[dict[str,
                 "clipped_fraction": h.get("clipped_fraction"),
             }
         )
+        if "train_loss" in h:  # RunConfig.train_eval_size > 0 (paper 002's Fig. 2 logs the training loss)
+            rows[-1].update({"train_accuracy": h.get("train_accuracy"), "train_loss": h["train_loss"]})
     return rows
 
 
@@ -131,6 +133,10 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "final_accuracy": accs[-1],
         "final_loss": rows[-1]["loss"],
     }
+
+
+def _both(first: Callable[[Any], dict], second: Callable[[Any], dict], model: Any) -> dict:
+    return {**first(model), **second(model)}
 
 
 def run_one(
@@ -154,6 +160,10 @@ def run_one(
     data = prepare(cfg)
     model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
     eval_fn = make_classification_eval(*data.evaluation, prefix=cfg.eval_split)
+    if cfg.train_eval_size:
+        n = cfg.train_eval_size
+        train_fn = make_classification_eval(data.train[0][:n], data.train[1][:n], prefix="train")
+        eval_fn = functools.partial(_both, eval_fn, train_fn)
     trainer = Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
     elapsed_before, sessions = 0.0, 1
     if ckpt.exists():
