@@ -133,10 +133,14 @@ _CHANGES = {
     "lr_rule": "constant", "lr_decay": 0.5, "model_kwargs": {"in_features": 64, "num_classes": 5},
     "train_size": 100, "validation_size": 10, "test_size": 16, "eval_split": "validation", "data_seed": 1, "seed": 1,
     "engine": "vmap", "max_physical_batch": 8, "device": "cpu", "group_size": 4,
+    # paper 002 (issue 14)
+    "steps": 10, "momentum": 0.9, "modelmix_tau": ((1.0, 0.1),), "modelmix_gap_rule": "paper", "linf_p": 4,
+    "train_eval_size": 8,
 }  # fmt: skip
 
 
-_BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10}}
+_BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10},
+          "modelmix_gap_rule": {"modelmix_tau": ((1.0, 0.1),)}}
 _ALSO = {"lr_rule": {"lr_decay": 1.0}}
 
 
@@ -232,7 +236,7 @@ def test_adapters_accept_dict_and_dataclass_records():
     with pytest.raises(ValueError, match="record"):
         adapters.record_to_dict([1, 2])
     with pytest.raises(ValueError, match="name"):
-        adapters.load_dataset("svhn", "train")
+        adapters.load_dataset("imagenet", "train")
     with pytest.raises(ValueError, match="split"):
         adapters.load_dataset("mnist", "val")
 
