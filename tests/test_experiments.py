@@ -135,11 +135,15 @@ _CHANGES = {
     "engine": "vmap", "max_physical_batch": 8, "device": "cpu", "group_size": 4,
     # paper 000 (issue 13)
     "clients": 2, "client_data": "split", "delay_prob": 0.25, "lr_beta": 0.01, "lr_power": 0.5, "evals_per_epoch": 2,
+    # paper 002 (issue 14)
+    "steps": 10, "momentum": 0.9, "modelmix_tau": ((1.0, 0.1),), "modelmix_gap_rule": "paper", "linf_p": 4,
+    "train_eval_size": 8,
 }  # fmt: skip
 
 
 _BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10},
-          "lr_beta": {"lr_rule": "constant", "lr_decay": 1.0}}  # fmt: skip
+          "lr_beta": {"lr_rule": "constant", "lr_decay": 1.0},
+          "modelmix_gap_rule": {"modelmix_tau": ((1.0, 0.1),)}}  # fmt: skip
 _ALSO = {"lr_rule": {"lr_decay": 1.0}}
 
 
@@ -235,7 +239,7 @@ def test_adapters_accept_dict_and_dataclass_records():
     with pytest.raises(ValueError, match="record"):
         adapters.record_to_dict([1, 2])
     with pytest.raises(ValueError, match="name"):
-        adapters.load_dataset("svhn", "train")
+        adapters.load_dataset("imagenet", "train")
     with pytest.raises(ValueError, match="split"):
         adapters.load_dataset("mnist", "val")
 

@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 #: dataset name -> function of :mod:`dpcore.data` returning ``(images uint8, labels int64)`` for a split
-LOADERS = {"mnist": "load_mnist", "cifar10": "load_cifar10"}
+LOADERS = {"mnist": "load_mnist", "cifar10": "load_cifar10", "svhn": "load_svhn", "fashion_mnist": "load_fashion_mnist"}
 #: function of :mod:`dpcore.data` giving a provenance string ``(name, split) -> str`` (optional)
 PROVENANCE_FUNCTION = "provenance"
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from dpcore.models import MODELS
 from dpcore.training.config import CLIPPINGS, NOISE_CONVENTIONS, TrainConfig
+from dpcore.training.modelmix import GAP_RULES, ModelMixConfig
 from dpcore.training.persample import ENGINES
 from dpcore.training.sampling import SAMPLINGS
 from dpcore.validation import check_choice, check_nonnegative, check_positive, check_positive_int, check_range
@@ -60,6 +61,20 @@ def _frozen_kwargs(name: str, value: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(out))
 
 
+def _tau_phases(value: Any) -> tuple[tuple[float, float], ...]:
+    """ModelMix τ phases ``((end fraction, τ/η), ...)`` as a tuple of float pairs (validated by ModelMixConfig)."""
+    try:
+        phases = tuple((float(end), float(rho)) for end, rho in value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"modelmix_tau must be a sequence of (end fraction, tau/eta) pairs, got {value!r}") from exc
+    if phases:
+        try:
+            ModelMixConfig(tau_ratio=list(phases))
+        except ValueError as exc:
+            raise ValueError(f"modelmix_tau is invalid: {exc}") from exc
+    return phases
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One run: data, model, Algorithm 1's sampler/clipping/noise, optimiser, seed, profile, device.
@@ -75,6 +90,13 @@ class RunConfig:
     * Optimisation: plain SGD with ``lr`` and ``lr_rule`` / ``lr_decay``, ``epochs``.
     * Execution: ``engine``, ``max_physical_batch`` (micro-batches; never changes the result beyond
       rounding), ``seed`` (model initialisation, batches and noise), ``profile``, ``device``.
+    * Paper 002 (Xiao, Wan, Devadas, ModelMix; Algorithm 1, Algorithm 2, Appendix E): ``steps`` T (the run
+      makes exactly T rounds, e.g. T Poisson draws at rate q = batch_size/N; ``epochs`` is then the number
+      of evaluations, one every ⌈T/epochs⌉ rounds and at the end, and must be <= T), ``momentum`` of SGD
+      (0: plain SGD), ``modelmix_tau`` the ModelMix phases ``((end fraction, τ/η), ...)`` (τ = ρ·η of the
+      averaged update; ``()``: no ModelMix), ``modelmix_gap_rule`` ("exact" or "paper"), ``linf_p`` the
+      ℓ∞ truncation p of Algorithm 2 (``None``: ℓ2 clipping only), ``train_eval_size`` (> 0: also log the
+      loss and accuracy on that many training examples at every evaluation).
     """
 
     dataset: str
@@ -109,6 +131,14 @@ class RunConfig:
     lr_beta: float = 0.0
     lr_power: float = 1.0
     evals_per_epoch: int = 1
+    # paper 002 (issue 14): Xiao, Wan, Devadas (ModelMix), Algorithms 1-2 and Appendix E; the defaults
+    # reproduce the runs above (no step count, plain SGD, no ModelMix, ℓ2 clipping, no training-loss log)
+    steps: int | None = None
+    momentum: float = 0.0
+    modelmix_tau: tuple[tuple[float, float], ...] = ()
+    modelmix_gap_rule: str = "exact"
+    linf_p: int | None = None
+    train_eval_size: int = 0
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -176,6 +206,36 @@ class RunConfig:
         if self.max_physical_batch is not None:
             set_(self, "max_physical_batch", check_positive_int("max_physical_batch", self.max_physical_batch))
         _check_p000(self)
+        self._check_paper002()
+
+    def _check_paper002(self) -> None:
+        """Validate the paper-002 fields (see the class docstring)."""
+        set_ = object.__setattr__
+        if self.steps is not None:
+            set_(self, "steps", check_positive_int("steps", self.steps))
+            if self.epochs > self.steps:
+                raise ValueError(
+                    f"epochs must be <= steps={self.steps} when steps is given (it is then the number of "
+                    f"evaluations), got {self.epochs}"
+                )
+        set_(self, "momentum", check_range("momentum", self.momentum, 0.0, 1.0))
+        if self.momentum == 1.0:
+            raise ValueError("momentum must be in [0, 1), got 1.0")
+        check_choice("modelmix_gap_rule", self.modelmix_gap_rule, GAP_RULES)
+        phases = _tau_phases(self.modelmix_tau)
+        set_(self, "modelmix_tau", phases)
+        if not phases and self.modelmix_gap_rule != "exact":
+            raise ValueError(f"modelmix_gap_rule must be 'exact' without modelmix_tau, got {self.modelmix_gap_rule!r}")
+        if self.linf_p is not None:
+            set_(self, "linf_p", check_positive_int("linf_p", self.linf_p))
+            if not self.private:
+                raise ValueError(f"linf_p needs a private run (clipping != 'none'), got linf_p={self.linf_p}")
+        set_(self, "train_eval_size", check_positive_int("train_eval_size", self.train_eval_size, minimum=0))
+        if self.train_size is not None and self.train_eval_size > self.train_size - self.validation_size:
+            raise ValueError(
+                f"train_eval_size must be <= the {self.train_size - self.validation_size} training examples, "
+                f"got {self.train_eval_size}"
+            )
 
     # ---- derived ------------------------------------------------------------------------
     @property
@@ -197,6 +257,11 @@ class RunConfig:
         """Clipped groups per round (paper 003's m)."""
         return self.batch_size // self.s
 
+    @property
+    def eval_every(self) -> int | None:
+        """Rounds between evaluations when ``steps`` is given (``epochs`` evaluations), else ``None`` (every epoch)."""
+        return None if self.steps is None else math.ceil(self.steps / self.epochs)
+
     def train_config(self) -> TrainConfig:
         """The :class:`~dpcore.training.TrainConfig` of this run (the trainer's view)."""
         if self.clients != 1 or self.evals_per_epoch != 1:
@@ -211,10 +276,19 @@ class RunConfig:
         else:
             metric = f"{self.eval_split}_accuracy"
             lr = {"kind": "decay_on_metric_drop", "lr0": self.lr, "factor": self.lr_decay, "metric": metric}
+        mix = None
+        if self.modelmix_tau:
+            mix = ModelMixConfig(tau_ratio=[tuple(p) for p in self.modelmix_tau], gap_rule=self.modelmix_gap_rule)
         return TrainConfig(
             sampling=self.sampling,
             batch_size=self.batch_size,
-            epochs=self.epochs,
+            epochs=None if self.steps is not None else self.epochs,
+            steps=self.steps,
+            eval_every=self.eval_every,
+            clip_norm_type="l2" if self.linf_p is None else "l2_linf",
+            linf_p=self.linf_p,
+            modelmix=mix,
+            optimizer_kwargs={"momentum": self.momentum} if self.momentum else {},
             clipping=self.clipping,
             clip_norm=1.0 if self.clip_norm is None else self.clip_norm,
             group_size=self.group_size,

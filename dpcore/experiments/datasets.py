@@ -10,14 +10,24 @@ accounted mechanism, as in paper 003 App. H: normalisation is public).  :func:`p
   training set, never from the test set); the run trains on the rest, so N = pool − validation;
 * the evaluated split is the test split (a seeded subset of ``test_size`` if given) or the validation split.
 
+A spec with ``features`` (paper 002's ScatterNet variants ``cifar10_scatter`` and ``fmnist_scatter``)
+maps the images, scaled to [0, 1], through a fixed public feature map (:data:`FEATURES`: the J = 2, L = 8
+scattering transform of :class:`dpcore.models.Scattering2D`); the features of exactly the images a run
+uses are computed once and cached under ``data/cache/`` (git-ignored), keyed by the feature map and a
+checksum of those images.  ``svhn`` and ``fashion_mnist`` are download-only: a missing file raises
+:class:`~dpcore.experiments.adapters.DatasetUnavailable` with :mod:`dpcore.data`'s message.
+
 Loaded arrays and prepared tensors are cached (a grid's runs share them).  With ``synthetic_ok=True``
 (dry runs only) a data set whose files are missing is replaced by seeded random images of exactly its
-shape and size, and the returned provenance says so.
+shape and size (and a feature data set whose features are not cached yet gets zero features of their
+shape: computing them is a one-off cost the dry run does not time), and the returned provenance says so.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,9 +38,19 @@ from torch import Tensor
 
 from dpcore.experiments.adapters import DatasetUnavailable, library_provenance, load_dataset
 from dpcore.experiments.config import RunConfig
+from dpcore.paths import data_dir
 from dpcore.training.sampling import derive_seed
 
-__all__ = ["DatasetSpec", "PreparedData", "DATASETS", "register_dataset", "prepare", "clear_cache"]
+__all__ = [
+    "DatasetSpec",
+    "PreparedData",
+    "DATASETS",
+    "FEATURES",
+    "register_dataset",
+    "prepare",
+    "clear_cache",
+    "feature_cache_path",
+]
 
 Loader = Callable[[str], tuple[np.ndarray, np.ndarray]]
 
@@ -47,6 +67,8 @@ class DatasetSpec:
     mean: tuple[float, ...]
     std: tuple[float, ...]
     source: str = ""
+    features: str = ""  # a key of FEATURES (paper 002's ScatterNet variants), "" for the images themselves
+    library_name: str = ""  # the dpcore.data name whose provenance string is recorded ("" for none)
 
     def size(self, split: str) -> int:
         return dict(self.sizes)[split]
@@ -70,15 +92,53 @@ def _cifar10(split: str) -> tuple[np.ndarray, np.ndarray]:
     return load_dataset("cifar10", split)
 
 
+def _svhn(split: str) -> tuple[np.ndarray, np.ndarray]:
+    return load_dataset("svhn", split)
+
+
+def _fashion_mnist(split: str) -> tuple[np.ndarray, np.ndarray]:
+    return load_dataset("fashion_mnist", split)
+
+
+def _scattering_j2_l8(x: Tensor) -> Tensor:
+    """S_J x with J = 2, L = 8 (Bruna & Mallat 2013) of images in [0, 1]: 81 channels per input channel at H/4 × W/4
+    (Tramèr & Boneh 2021, as paper 002's Table I uses it)."""
+    from dpcore.models import Scattering2D
+
+    return Scattering2D(tuple(x.shape[-2:]), J=2, L=8)(x)
+
+
+#: fixed public feature maps: name -> (map of a float image batch (N, C, H, W), output shape of one image for (C, H, W))
+FEATURES: dict[str, tuple[Callable[[Tensor], Tensor], Callable[[tuple[int, int, int]], tuple[int, ...]]]] = {
+    "scattering_J2_L8": (_scattering_j2_l8, lambda chw: (81 * chw[0], chw[1] // 4, chw[2] // 4)),
+}
+
+
 DATASETS: dict[str, DatasetSpec] = {
     "mnist": DatasetSpec(
         "mnist", _mnist, (("train", 60_000), ("test", 10_000)), (28, 28), 10, (0.1307,), (0.3081,),
-        "MNIST (LeCun et al. 1998), dpcore.data.load_mnist",
+        "MNIST (LeCun et al. 1998), dpcore.data.load_mnist", library_name="mnist",
     ),
     "cifar10": DatasetSpec(
         "cifar10", _cifar10, (("train", 50_000), ("test", 10_000)), (32, 32, 3), 10,
         (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616),
-        "CIFAR-10 (Krizhevsky 2009), dpcore.data.load_cifar10",
+        "CIFAR-10 (Krizhevsky 2009), dpcore.data.load_cifar10", library_name="cifar10",
+    ),
+    "svhn": DatasetSpec(
+        "svhn", _svhn, (("train", 73_257), ("test", 26_032)), (32, 32, 3), 10,
+        (0.4377, 0.4438, 0.4728), (0.1980, 0.2010, 0.1970),
+        "SVHN cropped digits (Netzer et al. 2011), dpcore.data.load_svhn (download only)", library_name="svhn",
+    ),
+    "cifar10_scatter": DatasetSpec(
+        "cifar10_scatter", _cifar10, (("train", 50_000), ("test", 10_000)), (32, 32, 3), 10,
+        (0.0, 0.0, 0.0), (1.0, 1.0, 1.0),
+        "CIFAR-10 (Krizhevsky 2009) in [0, 1] -> ScatterNet J=2, L=8 (243x8x8), dpcore.data.load_cifar10",
+        features="scattering_J2_L8", library_name="cifar10",
+    ),
+    "fmnist_scatter": DatasetSpec(
+        "fmnist_scatter", _fashion_mnist, (("train", 60_000), ("test", 10_000)), (28, 28), 10, (0.0,), (1.0,),
+        "Fashion-MNIST (Xiao et al. 2017) in [0, 1] -> ScatterNet J=2, L=8 (81x7x7), dpcore.data.load_fashion_mnist "
+        "(download only)", features="scattering_J2_L8", library_name="fashion-mnist",
     ),
 }  # fmt: skip
 
@@ -131,7 +191,7 @@ def _load(name: str, split: str, synthetic_ok: bool) -> tuple[np.ndarray, np.nda
         raise ValueError(f"{name} {split}: images have shape {images.shape[1:]}, expected {spec.image_shape}")
     info = {"source": spec.source, "split": split, "examples": int(images.shape[0])}
     info["sha256_16"] = _digest(images, labels)
-    library = library_provenance(name, split) if name in ("mnist", "cifar10") else None
+    library = library_provenance(spec.library_name, split) if spec.library_name else None
     if library is not None:
         info["library"] = library
     return images, labels, info, False
@@ -154,6 +214,36 @@ def _subset(n: int, size: int | None, seed: int, stream: str, name: str) -> np.n
     return np.sort(torch.randperm(n, generator=gen)[:size].numpy())
 
 
+def feature_cache_path(feature: str, images: np.ndarray) -> str:
+    """``data/cache/features-<feature>-<sha256 of the images, 16 hex digits>.pt``: one file per image set."""
+    if feature not in FEATURES:
+        raise ValueError(f"feature must be one of {', '.join(map(repr, FEATURES))}; got {feature!r}")
+    digest = hashlib.sha256(np.ascontiguousarray(images).tobytes()).hexdigest()[:16]
+    return os.path.join(data_dir(), "cache", f"features-{feature}-{digest}-n{images.shape[0]}.pt")
+
+
+def _tensor(images: np.ndarray, spec: DatasetSpec, synthetic_ok: bool) -> tuple[Tensor, str]:
+    """The model input of ``images`` and a note: normalised images, or their (cached) features."""
+    x = _to_tensor(images, spec)
+    if not spec.features:
+        return x, ""
+    fmap, out_shape = FEATURES[spec.features]
+    path = feature_cache_path(spec.features, images)
+    name = "data/cache/" + os.path.basename(path)
+    if os.path.exists(path):
+        return torch.load(path, map_location="cpu", weights_only=True), f"{spec.features} (cached {name})"
+    if synthetic_ok:
+        shape = (images.shape[0], *out_shape(tuple(x.shape[1:])))  # zeros: cheap for 50,000 x 243 x 8 x 8
+        return torch.zeros(shape), f"SYNTHETIC (zero) {spec.features} features: {name} is not computed yet"
+    start = time.perf_counter()
+    feats = fmap(x).contiguous()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    torch.save(feats, tmp)
+    os.replace(tmp, path)
+    return feats, f"{spec.features} (computed in {time.perf_counter() - start:.0f} s, cached {name})"
+
+
 @lru_cache(maxsize=4)
 def _prepare(key: tuple, synthetic_ok: bool) -> PreparedData:
     name, train_size, validation_size, test_size, eval_split, data_seed = key
@@ -168,21 +258,25 @@ def _prepare(key: tuple, synthetic_ok: bool) -> PreparedData:
         val_idx, train_idx = np.sort(pool[order[:validation_size]]), np.sort(pool[order[validation_size:]])
     else:
         val_idx, train_idx = pool[:0], pool
-    train = (_to_tensor(x_all[train_idx], spec), torch.from_numpy(y_all[train_idx]))
+    x_train, feat_note = _tensor(x_all[train_idx], spec, synthetic_ok)
+    train = (x_train, torch.from_numpy(y_all[train_idx]))
     provenance = {
         "train": {**train_info, "used": int(train_idx.size), "train_size": train_size, "data_seed": data_seed},
         "validation_size": validation_size,
     }
-    synthetic = synth_train
+    if feat_note:
+        provenance["features"] = feat_note
+    synthetic = synth_train or feat_note.startswith("SYNTHETIC")
     if eval_split == "validation":
-        evaluation = (_to_tensor(x_all[val_idx], spec), torch.from_numpy(y_all[val_idx]))
+        evaluation = (_tensor(x_all[val_idx], spec, synthetic_ok)[0], torch.from_numpy(y_all[val_idx]))
         provenance["evaluation"] = "validation split carved from the training set"
     else:
         x_te, y_te, test_info, synth_test = _load(name, "test", synthetic_ok)
         idx = _subset(x_te.shape[0], test_size, data_seed, "test", "test_size")
-        evaluation = (_to_tensor(x_te[idx], spec), torch.from_numpy(y_te[idx]))
+        x_eval, eval_note = _tensor(x_te[idx], spec, synthetic_ok)
+        evaluation = (x_eval, torch.from_numpy(y_te[idx]))
         provenance["evaluation"] = {**test_info, "used": int(idx.size), "test_size": test_size}
-        synthetic = synthetic or synth_test
+        synthetic = synthetic or synth_test or eval_note.startswith("SYNTHETIC")
     return PreparedData(train, evaluation, provenance, synthetic)
 
 

@@ -7,6 +7,10 @@ differ only in what cannot change the cost of a round (C, σ > 0, seed, data sub
 timing: the first of them runs ``steps`` rounds and the time of the last one is the step time.  The
 evaluation of one epoch is timed on up to 1,000 examples and scaled to the evaluated split.
 
+A run whose (expected) batch exceeds :data:`PROBE_BATCH` examples is timed at that batch and its step
+time scaled linearly to its batch (marked ``~``; per-example gradients cost about linearly in the batch on a
+CPU, so on a GPU the scaled time is an upper bound): paper 002's Table I draws 8,192 examples per round.
+
 Estimate of a run = rounds × step time + epochs × evaluation time (data loading excluded: it is shared).
 
 A trainer with a ``time_client_round(examples)`` probe (the asynchronous clients of paper 000, whose rounds
@@ -39,6 +43,8 @@ __all__ = ["DryRunRow", "dry_run", "cost_key", "format_dry_run"]
 
 EVAL_PROBE = 1000
 PROBE_EXAMPLES = 32
+#: the largest batch a dry run times as is; larger ones are timed at this size and scaled linearly
+PROBE_BATCH = 1024
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,7 @@ class DryRunRow:
     device: str
     synthetic_data: bool
     extrapolated: bool = False  # True: step time from a linear fit of probes (see the module docstring)
+    scaled_from: int | None = None  # the batch actually timed when the step time was scaled to the run's batch
 
 
 def cost_key(config: RunConfig) -> tuple:
@@ -122,6 +129,7 @@ def dry_run(
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     plan = select(exp.runs(profile, store.load), only)
     timings: dict[tuple, Any] = {}  # step seconds, or the probe line (a, b)
+    scaled: dict[tuple, int | None] = {}
     eval_timings: dict[tuple, float] = {}
     rows = []
     for run in plan:
@@ -133,8 +141,14 @@ def dry_run(
         if probe:  # a fitted line: independent of the batch size
             key = ("probe", *key[:4], *key[5:])
         measured = key not in timings
-        if measured:
-            timings[key] = _probe_line(trainer) if probe else _time_steps(trainer, steps)
+        if measured and probe:
+            timings[key], scaled[key] = _probe_line(trainer), None
+        elif measured and cfg.batch_size > PROBE_BATCH:
+            small = (exp.trainer or default_trainer)(cfg.with_(batch_size=PROBE_BATCH), data)
+            timings[key] = _time_steps(small, steps) * cfg.batch_size / PROBE_BATCH
+            scaled[key] = PROBE_BATCH
+        elif measured:
+            timings[key], scaled[key] = _time_steps(trainer, steps), None
         step_seconds = (cfg.clients * (timings[key][0] + timings[key][1] * cfg.batch_size)
                         if probe else timings[key])  # fmt: skip
         ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
@@ -145,7 +159,7 @@ def dry_run(
         rows.append(
             DryRunRow(
                 run.name, config_hash(cfg), status, trainer.total_steps, step_seconds, eval_timings[ekey], estimate,
-                measured, str(resolve_device(cfg.device)), data.synthetic, probe,
+                measured, str(resolve_device(cfg.device)), data.synthetic, probe, scaled[key],
             )  # fmt: skip
         )
     print(format_dry_run(exp.name, profile, rows), file=stream if stream is not None else sys.stdout, flush=True)
@@ -161,7 +175,7 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
         f"{'run':<44} {'hash':<16} {'status':<7} {'rounds':>8} {'step ms':>9} {'eval s':>7} {'estimate':>9}",
     ]
     for r in rows:
-        mark = "" if r.measured else " ="
+        mark = ("" if r.measured else " =") + (" ~" if r.scaled_from else "")
         lines.append(
             f"{r.name:<44} {r.hash:<16} {r.status:<7} {r.steps:>8} {1e3 * r.step_seconds:>9.1f} {r.eval_seconds:>7.2f} "
             f"{format_seconds(r.estimate_seconds):>9}{mark}"
@@ -174,6 +188,8 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
     if any(r.extrapolated for r in rows):
         lines.append(f"asynchronous runs: a round (n clients) is EXTRAPOLATED from timing one client's round on "
                      f"{PROBE_EXAMPLES // 2} and {PROBE_EXAMPLES} examples (linear in the batch size)")  # fmt: skip
+    if any(r.scaled_from for r in rows):
+        lines.append(f"'~' : timed at a batch of {PROBE_BATCH} and scaled linearly to the run's batch")
     if any(r.synthetic_data for r in rows):
         lines.append("NOTE: some data files are missing; those runs were timed on SYNTHETIC data of the same shape")
     return "\n".join(lines)

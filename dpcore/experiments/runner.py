@@ -118,6 +118,8 @@ def _history_rows(history: list[dict[str, float]], split: str) -> list[dict[str,
                 "clipped_fraction": h.get("clipped_fraction"),
             }
         )
+        if "train_loss" in h:  # RunConfig.train_eval_size > 0 (paper 002's Fig. 2 logs the training loss)
+            rows[-1].update({"train_accuracy": h.get("train_accuracy"), "train_loss": h["train_loss"]})
     return rows
 
 
@@ -134,11 +136,20 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _both(first: Callable[[Any], dict], second: Callable[[Any], dict], model: Any) -> dict:
+    return {**first(model), **second(model)}
+
+
 def default_trainer(cfg: RunConfig, data: Any) -> Trainer:
     """The single-client :class:`~dpcore.training.Trainer` of ``cfg`` on ``data`` (a ``PreparedData``), evaluating
-    the run's split after every epoch: what an :class:`Experiment` without its own ``trainer`` trains with."""
+    the run's split after every epoch (and the first ``train_eval_size`` training examples when asked): what an
+    :class:`Experiment` without its own ``trainer`` trains with."""
     model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
     eval_fn = make_classification_eval(*data.evaluation, prefix=cfg.eval_split)
+    if cfg.train_eval_size:
+        n = cfg.train_eval_size
+        train_fn = make_classification_eval(data.train[0][:n], data.train[1][:n], prefix="train")
+        eval_fn = functools.partial(_both, eval_fn, train_fn)
     return Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
 
 

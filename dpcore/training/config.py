@@ -96,8 +96,6 @@ class TrainConfig:
         if self.clipping == "none":
             if self.noise_multiplier != 0:
                 raise ValueError("clipping='none' (non-private) needs noise_multiplier=0")
-            if self.modelmix is not None:
-                raise ValueError("modelmix needs a private run (clipping != 'none')")
         if self.noise_multiplier > 0 and math.isinf(self.clip_norm):
             raise ValueError("noise_multiplier > 0 needs a finite clip_norm (noise std is κ·C·σ)")
         if self.clipping == "mixed":

@@ -187,3 +187,120 @@ def check_all(report: Any, values: Mapping[str, Any], *, note: str = "") -> list
     if unknown:
         raise ValueError(f"values has keys without a claim specification in paper 002: {unknown}")
     return [report.check(CLAIMS[key], value, note=note) for key, value in values.items()]
+
+# ================================================================================================================
+# Training: Tables I-III and Fig. 2 (issue 14, branch i14-train), rendered by notebooks/002_modelmix/training.ipynb
+# from the experiments of dpcore.papers.p002_modelmix.training.  Every accuracy is a median over seeds of the
+# final-iterate test accuracy at the paper's scale (scale="full": not-run at the quick profile's reduced scale,
+# whose value goes into the note).
+# ================================================================================================================
+#: Table I as printed (percent), columns eps = 0.2, 0.4, 0.6, 0.8, 1.0, inf; (data set, method) -> row
+TABLE1_PRINTED: dict[tuple[str, str], tuple[float, ...]] = {
+    ("cifar10", "dpsgd"): (32.8, 45.9, 56.1, 61.2, 64.1, 74.6),
+    ("cifar10", "mm"): (58.5, 63.3, 65.0, 66.9, 68.3, 74.6),
+    ("fmnist", "dpsgd"): (53.4, 74.0, 81.5, 84.5, 85.6, 91.2),
+    ("fmnist", "mm"): (83.9, 85.7, 86.1, 87.9, 88.8, 91.2),
+}
+TABLE1_EPSILONS: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0, float("inf"))
+#: Table II as printed (percent); columns per data set in TABLE2_EPSILONS
+TABLE2_PRINTED: dict[tuple[str, str], tuple[float, ...]] = {
+    ("cifar10", "dpsgd"): (47.3, 51.1, 53.2, 54.7, 56.1, 90.7),
+    ("cifar10", "mm"): (59.8, 64.6, 67.5, 69.3, 70.4, 90.7),
+    ("svhn", "dpsgd"): (41.2, 67.5, 78.4, 81.9, 84.9, 92.3),
+    ("svhn", "mm"): (78.2, 86.3, 87.8, 89.0, 90.1, 92.3),
+}
+TABLE2_EPSILONS: dict[str, tuple[float, ...]] = {
+    "cifar10": (4.0, 5.0, 6.0, 7.0, 8.0, float("inf")),
+    "svhn": (2.0, 4.0, 5.0, 6.0, 8.0, float("inf")),
+}
+#: Table III as printed (eps needed for an accuracy); accuracies (percent) per data set in TABLE3_ACCURACIES
+TABLE3_PRINTED: dict[tuple[str, str], tuple[float, ...]] = {
+    ("cifar10", "dpsgd"): (95.8, 108.3, 118.2, 140.6, 182.9),
+    ("cifar10", "mm"): (4.7, 5.3, 6.3, 7.5, 9.2),
+    ("svhn", "dpsgd"): (93.6, 101.3, 112.4, 128.9, 144.5),
+    ("svhn", "mm"): (5.1, 5.6, 6.0, 6.8, 8.0),
+}
+TABLE3_ACCURACIES: dict[str, tuple[float, ...]] = {
+    "cifar10": (64.0, 66.0, 68.0, 70.0, 72.0),
+    "svhn": (88.0, 88.5, 89.0, 89.5, 90.1),
+}
+#: accuracy tolerance (percentage points): our setup differs from the paper's in stated ways (GroupNorm instead
+#: of private data normalisation for Table I, the GEP ResNet-20, CIFAR-10 from the JPEG q75 mirror when the
+#: publisher's pickles are absent, the accountant's conversion) and the seed spread of a 5-seed median is ~1 pp
+ACCURACY_ATOL = 3.0
+#: Table III tolerance (relative): ε read off an interpolated accuracy curve moves ~10 % per percentage point
+EPSILON_RTOL = 0.25
+_NAME = {"cifar10": "CIFAR-10", "fmnist": "FMNIST", "svhn": "SVHN"}
+_ROW = {"dpsgd": ("[19]", "Regular DP-SGD"), "mm": ("DP-SGD+MM", "DP-SGD+MM")}
+_T1 = ("Tramer-Boneh CNN on ScatterNet features (GroupNorm 27), q = 8192/N; [19]: c = 0.1, eta = 4; MM: c = 1, "
+       "eta = 0.4, tau = 0.05eta then 0.025eta, p = 1; T = 700 (FMNIST 800), momentum 0.9, delta = 1e-5; sigma "
+       "calibrated per eps by the method's own accountant; ours: median final-iterate test accuracy of 5 seeds")
+_T2 = ("ResNet-20 (GroupNorm 4, GEP variant), c = 20; regular eta = 0.1 (l2 only); MM eta = 0.15, tau = 0.15eta, "
+       "p = 100; q = 1500/50000 (SVHN 1830/73257), T = 3500 (SVHN 4000), momentum 0.9, delta = 1e-5; ours: median "
+       "final-iterate test accuracy of 5 seeds")
+_T3 = ("eps at which the median-accuracy-vs-eps curve of the Table II runs plus a sigma sweep (running maximum, "
+       "linear interpolation in eps) reaches the accuracy; NaN (not-run) when no trained eps reaches it")
+
+
+def _eps_key(eps: float) -> str:
+    return "eps_inf" if eps == float("inf") else f"eps{eps:g}"
+
+
+def _training_specs() -> tuple[ClaimSpec, ...]:
+    specs = []
+    for (data, method), row in TABLE1_PRINTED.items():
+        for eps, value in zip(TABLE1_EPSILONS, row, strict=True):
+            col = "inf" if eps == float("inf") else f"{eps:g}"
+            specs.append(ClaimSpec(
+                "002", f"table1.{data}.{method}.{_eps_key(eps)}", "Table I",
+                f"{_NAME[data]} test accuracy (%), {_ROW[method][0]}, eps = {col}", value, "printed",
+                f"Table I, {_NAME[data]} block, row '{_ROW[method][0]}', column eps={col}", atol=ACCURACY_ATOL,
+                scale="full", note=_T1,
+            ))  # fmt: skip
+    for (data, method), row in TABLE2_PRINTED.items():
+        for eps, value in zip(TABLE2_EPSILONS[data], row, strict=True):
+            col = "inf" if eps == float("inf") else f"{eps:g}"
+            specs.append(ClaimSpec(
+                "002", f"table2.{data}.{method}.{_eps_key(eps)}", "Table II",
+                f"{_NAME[data]} test accuracy (%), {_ROW[method][1]}, eps = {col}", value, "printed",
+                f"Table II, {_NAME[data]} block, row '{_ROW[method][1]}', column eps={col}", atol=ACCURACY_ATOL,
+                scale="full", note=_T2,
+            ))  # fmt: skip
+    for (data, method), row in TABLE3_PRINTED.items():
+        for acc, value in zip(TABLE3_ACCURACIES[data], row, strict=True):
+            specs.append(ClaimSpec(
+                "002", f"table3.{data}.{method}.acc{acc:g}", "Table III",
+                f"{_NAME[data]} eps needed for {acc:g} % test accuracy, {_ROW[method][1]}", value, "printed",
+                f"Table III, {_NAME[data]} block, row '{_ROW[method][1]}', column {acc:g}", rtol=EPSILON_RTOL,
+                scale="full", note=_T3,
+            ))  # fmt: skip
+    specs += [
+        ClaimSpec("002", "table1.mm_more_accurate", "Table I", "ModelMix more accurate than [19] at equal eps", True,
+                  "derived", "Table I: the MM row is above the [19] row in every finite-eps column of both data sets "
+                  "(§5.1: 'significant improvement ... especially for small eps'); check: median MM accuracy > median "
+                  "[19] accuracy in every finite-eps column trained", scale="full"),
+        ClaimSpec("002", "table2.mm_more_accurate", "Table II", "ModelMix more accurate than regular DP-SGD at equal "
+                  "eps", True, "derived", "Table II: the MM row is above the regular row in every finite-eps column "
+                  "of both data sets; check: median MM accuracy > median regular accuracy in every finite-eps column "
+                  "trained", scale="full"),
+        ClaimSpec("002", "fig2.tau0.05_costs_little", "Fig. 2(a, b)", "ModelMix at tau = 0.05eta costs almost "
+                  "nothing non-privately", True, "derived", "§3.2 on Fig. 2(a, b): 'tau = 0.05eta ... almost no "
+                  "additional utility loss'; check: final test accuracy of SGD+MM (tau = 0.05eta) >= SGD's - 1 "
+                  "percentage point on every data set trained", scale="full"),
+        ClaimSpec("002", "fig2.larger_tau_hurts_late", "Fig. 2(a, b)", "a larger tau hurts late in training", True,
+                  "derived", "§3.2 on Fig. 2(a, b): setups 'perform similarly in the initial stage (the first 400 "
+                  "iterations)' while larger tau 'suffer heavier losses' later; check: the final training loss at "
+                  "tau = 0.1eta exceeds that at tau = 0.05eta on every data set trained", scale="full"),
+        ClaimSpec("002", "fig2.mm_beats_dpsgd_same_noise", "Fig. 2(c, d)", "with the same noise, ModelMix at eta = 0.2 "
+                  "beats regular DP-SGD at eta = 0.1 and 0.2", True, "derived", "§3.2 on Fig. 2(c, d): the larger "
+                  "step 'worsens' regular DP-SGD and ModelMix 'slightly out-performs regular DP-SGD'; check: final "
+                  "test accuracy MM(eta 0.2) >= max(regular eta 0.1, regular eta 0.2) on every data set trained",
+                  scale="full"),
+    ]  # fmt: skip
+    return tuple(specs)
+
+
+TRAINING_SPECS: tuple[ClaimSpec, ...] = _training_specs()
+TRAINING_CLAIMS = specs_by_key(TRAINING_SPECS)
+SPECS = SPECS + TRAINING_SPECS
+CLAIMS = specs_by_key(SPECS)

@@ -1,0 +1,253 @@
+"""Paper 002's training experiments: the RunConfig fields they add, the runner's ModelMix path, the feature data
+sets, σ calibration, the plans, Table III's interpolation, the report's claim values and the dry runs."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from dpcore.accounting.records import epsilon_for_record
+from dpcore.experiments import config_hash, dry_run, registry
+from dpcore.experiments import datasets as ds
+from dpcore.experiments import dryrun as dr
+from dpcore.experiments.config import RunConfig
+from dpcore.experiments.datasets import DatasetSpec, prepare, register_dataset
+from dpcore.experiments.runner import parameters_digest, run_one
+from dpcore.experiments.store import Store
+from dpcore.models import Scattering2D, build_model
+from dpcore.papers.p002_modelmix import training as t2
+from dpcore.papers.p002_modelmix import training_report as tr
+from dpcore.papers.p002_modelmix.claims import CLAIMS, TRAINING_CLAIMS, TRAINING_SPECS
+from dpcore.training import TrainConfig, Trainer
+from dpcore.training.modelmix import ModelMixConfig
+from dpcore.training.trainer import make_classification_eval
+
+torch.set_num_threads(1)
+
+BASE = dict(dataset="mnist", model="lenet5", sampling="shuffle", clipping="batch", batch_size=256, clip_norm=0.1,
+            noise_multiplier=2.0, epochs=100, lr=0.025, profile="paper")  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------- RunConfig fields
+def test_old_hashes_unchanged():
+    """Golden values computed on main before the paper-002 fields existed (8e3fcb9)."""
+    cfg = RunConfig(**BASE)
+    assert config_hash(cfg) == "5dada6affd23795e"
+    same = cfg.with_(steps=None, momentum=0.0, modelmix_tau=(), modelmix_gap_rule="exact", linf_p=None,
+                     train_eval_size=0)  # fmt: skip
+    assert config_hash(same) == config_hash(cfg)
+    plan = registry.get("003_table3").runs("quick")
+    digest = hashlib.sha256("".join(config_hash(r.config) for r in plan).encode()).hexdigest()[:16]
+    assert (len(plan), digest) == (16, "9282935c3f52de0b")
+    assert config_hash(cfg.with_(momentum=0.9)) != config_hash(cfg)
+
+
+@pytest.mark.parametrize(
+    ("changes", "name"),
+    [
+        (dict(steps=0), "steps"),
+        (dict(steps=10, epochs=11), "epochs"),
+        (dict(momentum=1.0), "momentum"),
+        (dict(momentum=-0.1), "momentum"),
+        (dict(modelmix_tau=((0.5, 0.05),)), "modelmix_tau"),
+        (dict(modelmix_tau=((0.5, -1.0), (1.0, 0.1))), "modelmix_tau"),
+        (dict(modelmix_tau="fast"), "modelmix_tau"),
+        (dict(modelmix_tau=((1.0, 0.1),), modelmix_gap_rule="wide"), "modelmix_gap_rule"),
+        (dict(modelmix_gap_rule="paper"), "modelmix_gap_rule"),
+        (dict(linf_p=0), "linf_p"),
+        (dict(clipping="none", clip_norm=None, noise_multiplier=0.0, linf_p=4), "linf_p"),
+        (dict(train_eval_size=-1), "train_eval_size"),
+        (dict(train_size=100, batch_size=10, train_eval_size=101), "train_eval_size"),
+    ],
+)
+def test_new_fields_are_validated(changes, name):
+    with pytest.raises(ValueError, match=name):
+        RunConfig(**{**BASE, **changes})
+
+
+def test_new_fields_round_trip_and_map_to_the_trainer():
+    cfg = RunConfig(**{**BASE, "sampling": "poisson", "clipping": "individual", "steps": 700, "epochs": 7,
+                       "momentum": 0.9, "modelmix_tau": [[0.5, 0.05], [1.0, 0.025]], "linf_p": 4,
+                       "train_eval_size": 10})  # fmt: skip
+    assert cfg.modelmix_tau == ((0.5, 0.05), (1.0, 0.025))
+    back = RunConfig.from_dict(cfg.to_dict())
+    assert back == cfg and config_hash(back) == config_hash(cfg)
+    tc = cfg.train_config()
+    assert (tc.steps, tc.epochs, tc.eval_every) == (700, None, 100)
+    assert tc.optimizer_kwargs == {"momentum": 0.9}
+    assert (tc.clip_norm_type, tc.linf_p) == ("l2_linf", 4)
+    assert tc.modelmix.phases == ((0.5, 0.05), (1.0, 0.025))
+    plain = RunConfig(**BASE).train_config()
+    assert (plain.steps, plain.eval_every, plain.optimizer_kwargs, plain.modelmix, plain.linf_p) == (
+        None, None, {}, None, None)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------- runner
+def _tiny_images(split: str) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0 if split == "train" else 1)
+    n = 200 if split == "train" else 60
+    y = rng.integers(0, 3, size=n)
+    x = (rng.integers(0, 80, size=(n, 8, 8)) + 60 * y[:, None, None]).astype(np.uint8)
+    return x, y.astype(np.int64)
+
+
+@pytest.fixture
+def tiny(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPCORE_DATA", str(tmp_path / "data"))
+    register_dataset(DatasetSpec("tiny002", _tiny_images, (("train", 200), ("test", 60)), (8, 8), 3, (0.5,), (0.25,)))
+    register_dataset(DatasetSpec("tiny002_scatter", _tiny_images, (("train", 200), ("test", 60)), (8, 8), 3, (0.0,),
+                                 (1.0,), features="scattering_J2_L8"))  # fmt: skip
+    yield tmp_path
+    for name in ("tiny002", "tiny002_scatter"):
+        ds.DATASETS.pop(name, None)
+    ds.clear_cache()
+
+
+def _mm_config(**changes) -> RunConfig:
+    base = dict(dataset="tiny002", model="softmax", model_kwargs={"in_features": 64, "num_classes": 3},
+                sampling="poisson", clipping="individual", batch_size=40, clip_norm=1.0, noise_multiplier=1.5,
+                noise_convention="standard", epochs=3, steps=7, lr=0.3, momentum=0.9,
+                modelmix_tau=((0.5, 0.2), (1.0, 0.1)), linf_p=8, train_eval_size=50, profile="quick")  # fmt: skip
+    return RunConfig(**{**base, **changes})
+
+
+def test_modelmix_run_through_the_runner_matches_a_direct_trainer_run(tiny):
+    cfg = _mm_config()
+    exp = registry.Experiment("tiny002_exp", "test", lambda p, lookup: [registry.PlannedRun("r", cfg)],
+                              accountants=t2.ACCOUNTANTS)  # fmt: skip
+    store = Store.default("quick", exp.name, results_root=tiny / "results", checkpoints_root=tiny / "ck")
+    result = run_one(exp, registry.PlannedRun("r", cfg), store, progress="none")
+    data = prepare(cfg)
+    model = build_model("softmax", seed=0, in_features=64, num_classes=3)
+    direct = TrainConfig(sampling="poisson", batch_size=40, steps=7, clipping="individual", clip_norm=1.0,
+                         clip_norm_type="l2_linf", linf_p=8, noise_multiplier=1.5, noise_convention="standard",
+                         reduce="mean", lr=0.3, optimizer="sgd", optimizer_kwargs={"momentum": 0.9},
+                         modelmix=ModelMixConfig(tau_ratio=[(0.5, 0.2), (1.0, 0.1)]), eval_every=3, seed=0)  # fmt: skip
+    trainer = Trainer(model, data.train, direct, eval_fn=make_classification_eval(*data.evaluation))
+    trainer.run()
+    assert result["final_parameters_sha256"] == parameters_digest(trainer.model)
+    assert [r["step"] for r in result["history"]] == [3, 6, 7]
+    assert [r["accuracy"] for r in result["history"]] == [h["test_accuracy"] for h in trainer.history]
+    assert all(r["train_loss"] is not None and r["train_accuracy"] is not None for r in result["history"])
+    assert result["record"]["modelmix"]["phases"] == [{"steps": 4, "tau_ratio": 0.2}, {"steps": 3, "tau_ratio": 0.1}]
+    eps = epsilon_for_record(trainer.record(), 1e-5)
+    assert result["epsilon"]["paper"]["value"] == pytest.approx(eps, rel=1e-12)
+    assert result["epsilon"]["plain"]["value"] >= eps
+
+
+def test_feature_dataset_is_cached_and_synthetic_only_in_dry_runs(tiny):
+    cfg = _mm_config(dataset="tiny002_scatter", model_kwargs={"in_features": 81 * 2 * 2, "num_classes": 3})
+    fake = prepare(cfg, synthetic_ok=True)
+    assert fake.synthetic and fake.provenance["features"].startswith("SYNTHETIC")
+    ds.clear_cache()
+    real = prepare(cfg)
+    assert not real.synthetic and "computed" in real.provenance["features"]
+    x, _ = _tiny_images("train")
+    expected = Scattering2D((8, 8))(torch.from_numpy(x[:, None]).float() / 255)
+    torch.testing.assert_close(real.train[0], expected)
+    ds.clear_cache()
+    again = prepare(cfg, synthetic_ok=True)
+    assert not again.synthetic and "cached" in again.provenance["features"]
+    torch.testing.assert_close(again.evaluation[0], real.evaluation[0])
+
+
+def test_dry_run_scales_batches_above_the_probe(tiny, monkeypatch):
+    monkeypatch.setattr(dr, "PROBE_BATCH", 16)
+    cfg = _mm_config()
+    exp = registry.Experiment("tiny002_dry", "test", lambda p, lookup: [registry.PlannedRun("r", cfg)])
+    stream = io.StringIO()
+    rows = dry_run(exp, "quick", results_root=tiny / "r", checkpoints_root=tiny / "c", stream=stream)
+    assert rows[0].scaled_from == 16 and rows[0].steps == 7 and rows[0].step_seconds > 0
+    assert "scaled linearly" in stream.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------- calibration, plans
+@pytest.mark.parametrize("method", ["dpsgd", "mm"])
+def test_calibrated_noise_meets_the_target_under_the_record_accountant(method):
+    m = t2.METHODS[("table1", method)]
+    z = t2.calibrate(1.0, n=1000, batch_size=164, steps=16, clip=m.clip, tau=m.tau, linf_p=m.linf_p)
+    record = {"private": True, "sampling": "poisson", "clipping": "individual", "clip_norm": m.clip,
+              "noise_multiplier": z, "noise_convention": "standard", "noise_std": z * m.clip, "dataset_size": 1000,
+              "batch_size": 164, "steps": 16, "planned_steps": 16}  # fmt: skip
+    if m.modelmix:
+        record["modelmix"] = ModelMixConfig(tau_ratio=list(m.tau)).describe(16)
+    eps = epsilon_for_record(record, 1e-5)
+    assert 0.97 <= eps <= 1.0
+    if m.modelmix:
+        plain = epsilon_for_record(record, 1e-5, modelmix="plain")
+        assert eps <= plain
+
+
+def test_quick_plans_are_reduced_cifar10_and_paper_table1_is_complete():
+    t1 = registry.get("002_table1").runs("quick")
+    assert [r.name for r in t1] == [f"cifar10/{m}/{e}/seed0" for m in ("dpsgd", "mm") for e in
+                                    ("eps0.2", "eps1", "eps_inf")]  # fmt: skip
+    assert all("reduced" in r.note and r.config.train_size == 1000 for r in t1)
+    assert {r.config.dataset for r in registry.get("002_table2").runs("quick")} == {"cifar10"}
+    fig2 = registry.get("002_fig2").runs("quick")
+    private = [r.config for r in fig2 if r.config.private]
+    assert len(fig2) == 6 and len({c.noise_multiplier for c in private}) == 1 and private[0].clip_norm == 8.0
+    paper = registry.get("002_table1").runs("paper")
+    assert len(paper) == 2 * 2 * 6 * 5
+    mm = [r.config for r in paper if r.name.split("/")[1] == "mm"]
+    assert all(c.modelmix_tau == ((0.5, 0.05), (1.0, 0.025)) and c.linf_p is None and c.lr == 0.4 for c in mm)
+    base = next(r.config for r in paper if r.name == "cifar10/dpsgd/eps1/seed0")
+    assert (base.batch_size, base.steps, base.clip_norm, base.lr, base.momentum) == (8192, 700, 0.1, 4.0, 0.9)
+
+
+# ---------------------------------------------------------------------------------------------- Table III, report
+def test_epsilon_for_accuracy_interpolates_the_running_maximum():
+    pts = [(4.0, 50.0), (6.0, 60.0), (5.0, 62.0), (8.0, 70.0)]  # (5, 62) lifts (6, 60) to 62
+    assert t2.epsilon_for_accuracy(pts, 56.0) == pytest.approx(4.5)
+    assert t2.epsilon_for_accuracy(pts, 66.0) == pytest.approx(7.0)  # between (6, 62) and (8, 70)
+    assert t2.epsilon_for_accuracy(pts, 40.0) == 4.0
+    assert math.isnan(t2.epsilon_for_accuracy(pts, 71.0))
+    assert math.isnan(t2.epsilon_for_accuracy([(math.inf, 90.0)], 50.0))
+
+
+def _medians(done: int = 5) -> pd.DataFrame:
+    rows = []
+    for key, cols in (("cifar10", (4.0, 5.0, 6.0, 7.0, 8.0, math.inf)),):
+        for method, shift in (("dpsgd", 0.0), ("mm", 10.0)):
+            for eps in cols:
+                acc = 90.0 if math.isinf(eps) else 40.0 + 3 * eps + shift
+                rows.append({"key": key, "method": method, "target_eps": eps, "seeds_done": done, "seeds_planned": 5,
+                             "sweep": False, "median_pct": acc, "min_pct": acc - 1, "max_pct": acc + 1,
+                             "epsilon": eps, "noise_multiplier": 1.0})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_report_claim_values_cover_the_claims_and_need_every_seed():
+    cmp2 = tr.table_comparison(_medians(), "table2")
+    values = tr.table_claim_values(cmp2, "table2")
+    assert set(values) == {k for k in TRAINING_CLAIMS if k.startswith("table2.") and "more" not in k}
+    assert values["table2.cifar10.mm.eps8"][0] == pytest.approx(74.0)
+    assert values["table2.svhn.mm.eps8"] == (None, "not in this profile's grid")
+    assert tr.mm_more_accurate(cmp2, "table2")[0] is True
+    partial = tr.table_claim_values(tr.table_comparison(_medians(done=3), "table2"), "table2")
+    assert partial["table2.cifar10.dpsgd.eps4"][0] is None and "2 of 5" in partial["table2.cifar10.dpsgd.eps4"][1]
+    cmp3 = tr.table3_comparison(_medians())
+    v3 = tr.table3_claim_values(cmp3)
+    assert set(v3) == {k for k in TRAINING_CLAIMS if k.startswith("table3.")}
+    assert v3["table3.cifar10.mm.acc70"][0] == pytest.approx(20 / 3)  # 50 + 3 eps = 70
+    assert v3["table3.cifar10.dpsgd.acc72"][0] is None  # 40 + 3*8 = 64 < 72
+
+
+def test_training_claims_are_full_scale_literals_of_tables_i_to_iii():
+    assert len(TRAINING_SPECS) == 24 + 24 + 20 + 5 and all(s.scale == "full" for s in TRAINING_SPECS)
+    assert CLAIMS["table1.cifar10.mm.eps0.2"].value == 58.5 and CLAIMS["table1.cifar10.dpsgd.eps0.2"].value == 32.8
+    assert CLAIMS["table2.cifar10.mm.eps8"].value == 70.4 and CLAIMS["table2.svhn.dpsgd.eps2"].value == 41.2
+    assert CLAIMS["table3.cifar10.dpsgd.acc70"].value == 140.6 and CLAIMS["table3.svhn.mm.acc90.1"].value == 8.0
+
+
+@pytest.mark.parametrize("name", ["002_table1", "002_table2", "002_fig2"])
+def test_quick_profile_dry_run(name, tmp_path):
+    stream = io.StringIO()
+    rows = dry_run(name, "quick", results_root=tmp_path / "r", checkpoints_root=tmp_path / "c", stream=stream)
+    assert rows and all(r.steps > 0 and r.estimate_seconds > 0 for r in rows)
