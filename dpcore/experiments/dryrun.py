@@ -138,19 +138,25 @@ def dry_run(
         trainer = (exp.trainer or default_trainer)(cfg, data)
         probe = hasattr(trainer, "time_client_round")
         key = cost_key(cfg)
+        big = not probe and cfg.batch_size > PROBE_BATCH
         if probe:  # a fitted line: independent of the batch size
             key = ("probe", *key[:4], *key[5:])
+        elif big:  # timed at PROBE_BATCH: shared by every batch above it on inputs of the same shape
+            key = ("scaled", *key[:2], tuple(data.train[0].shape[1:]), *key[3:4], *key[5:])
         measured = key not in timings
         if measured and probe:
             timings[key], scaled[key] = _probe_line(trainer), None
-        elif measured and cfg.batch_size > PROBE_BATCH:
+        elif measured and big:
             small = (exp.trainer or default_trainer)(cfg.with_(batch_size=PROBE_BATCH), data)
-            timings[key] = _time_steps(small, steps) * cfg.batch_size / PROBE_BATCH
-            scaled[key] = PROBE_BATCH
+            timings[key], scaled[key] = _time_steps(small, steps), PROBE_BATCH
         elif measured:
             timings[key], scaled[key] = _time_steps(trainer, steps), None
-        step_seconds = (cfg.clients * (timings[key][0] + timings[key][1] * cfg.batch_size)
-                        if probe else timings[key])  # fmt: skip
+        if probe:
+            step_seconds = cfg.clients * (timings[key][0] + timings[key][1] * cfg.batch_size)
+        elif big:
+            step_seconds = timings[key] * cfg.batch_size / PROBE_BATCH
+        else:
+            step_seconds = timings[key]
         ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
         if ekey not in eval_timings:
             eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split)
@@ -159,7 +165,7 @@ def dry_run(
         rows.append(
             DryRunRow(
                 run.name, config_hash(cfg), status, trainer.total_steps, step_seconds, eval_timings[ekey], estimate,
-                measured, str(resolve_device(cfg.device)), data.synthetic, probe, scaled[key],
+                measured, str(resolve_device(cfg.device)), data.synthetic, probe, scaled[key] if big else None,
             )  # fmt: skip
         )
     print(format_dry_run(exp.name, profile, rows), file=stream if stream is not None else sys.stdout, flush=True)
