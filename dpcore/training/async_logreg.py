@@ -336,9 +336,11 @@ def simulate_async_logreg(
                 z = np.einsum("rmd,crd->crm", xb, local)
                 resid = expit(z) - py[k]
                 ww = np.einsum("crd,crd->cr", local, local)
-                sq = resid * resid * pxx[k] + (2.0 * ridge)[:, None, None] * resid * z + (ridge**2)[:, None, None] * ww[
-                    ..., None
-                ]
+                sq = (
+                    resid * resid * pxx[k]
+                    + (2.0 * ridge)[:, None, None] * resid * z
+                    + (ridge**2)[:, None, None] * ww[..., None]
+                )
                 scale = fmask[k] / np.maximum(1.0, np.sqrt(sq) / clip[:, None, None])
                 u = np.einsum("crm,rmd->crd", resid * scale, xb)
                 u += (ridge[:, None] * scale.sum(-1))[..., None] * local
@@ -364,4 +366,3 @@ def simulate_async_logreg(
         sample_size=s,
         batch_sizes=(realised / rounds).reshape(n_seed, n_clients),
     )
-
