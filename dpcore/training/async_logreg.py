@@ -46,7 +46,8 @@ __all__ = [
 ]
 
 _CHUNK = 1024  # rounds whose randomness is drawn at once; fixed so that results never depend on it
-_SUB = 64  # rounds whose padded batches are gathered at once (memory only)
+_SUB = 64  # at most this many rounds' padded batches are gathered at once (memory and speed only)
+_PAD_BUDGET = 2_000_000  # ... and at most about this many floats
 
 
 @dataclass(frozen=True)
@@ -304,8 +305,10 @@ def simulate_async_logreg(
         late_prev = delays[-1]
         starts = np.concatenate([np.zeros((1, R), dtype=np.int64), np.cumsum(counts, axis=0)])  # per row
         lrs = np.array([[run.lr(t0 + (c0 + i) * s) for run in runs] for i in range(ch)])  # (ch, configs)
-        for b0 in range(0, ch, _SUB):  # padded per-round batches (rows x max count), built a sub-chunk at a time
-            b1 = min(ch, b0 + _SUB)
+        # padded per-round batches (rows x max count x (d + 1)), gathered a few rounds at a time to bound memory
+        sub = int(max(1, min(_SUB, _PAD_BUDGET // (R * max(1, int(counts.max())) * (d + 1)))))
+        for b0 in range(0, ch, sub):
+            b1 = min(ch, b0 + sub)
             width = max(1, int(counts[b0:b1].max()))
             pad_idx = np.zeros((b1 - b0, R, width), dtype=np.int64)
             mask = np.arange(width)[None, None, :] < counts[b0:b1, :, None]

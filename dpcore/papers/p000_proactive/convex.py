@@ -459,6 +459,8 @@ def proactive_loop(
         })  # fmt: skip
         if met:
             break
+        if j == max_phases - 1:
+            rows.append({"phase": j + 1, "status": f"stopped: max_phases = {max_phases} phases run"})
         sigma_next = r.sigma * sigma_step
     return pd.DataFrame(rows)
 

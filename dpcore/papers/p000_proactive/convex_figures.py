@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
 
 from dpcore.plots import new_axes, series_style
 
@@ -40,7 +39,7 @@ def _check(name: str, frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataF
     return frame
 
 
-def utility_panel(ax, curves: pd.DataFrame, objective: str, metric: str = "accuracy") -> None:
+def utility_panel(ax, curves: pd.DataFrame, objective: str, metric: str = "accuracy", *, legend: bool = True) -> None:
     """Accuracy fraction test-acc(w* + N(0, C²σ² I))/test-acc(w*) against σ, one curve per C, ± 1 sd band."""
     col = _FRACTION[metric]
     curves = _check("curves", curves, ("objective", "C", "sigma", col, f"{col}_sd"))
@@ -51,11 +50,19 @@ def utility_panel(ax, curves: pd.DataFrame, objective: str, metric: str = "accur
         ax.fill_between(g.sigma, g[col] - g[f"{col}_sd"], g[col] + g[f"{col}_sd"], color=st["color"], alpha=0.12)
     ax.axhline(0.9, color="0.3", ls=":", lw=1.0, label="10 % drop")
     ax.set(xlabel="σ", ylabel=f"{METRICS[metric]} fraction", title=f"{objective}: utility graph")
-    ax.legend(fontsize=7, ncol=2)
+    if legend:
+        ax.legend(fontsize=7, ncol=2)
 
 
 def history_panel(
-    ax, history: pd.DataFrame, objective: str, key: str, metric: str = "accuracy", labels: dict | None = None
+    ax,
+    history: pd.DataFrame,
+    objective: str,
+    key: str,
+    metric: str = "accuracy",
+    labels: dict | None = None,
+    *,
+    legend: bool = True,
 ) -> None:
     """``metric`` against gradient computations, one curve per value of ``key`` (mean over seeds, min–max band)."""
     history = _check("history", history, ("objective", key, "seed", "samples", metric))
@@ -67,7 +74,8 @@ def history_panel(
         ax.plot(agg.samples, agg["mean"], color=st["color"], ls=st["linestyle"], lw=1.5, label=label)
         ax.fill_between(agg.samples, agg["min"], agg["max"], color=st["color"], alpha=0.12)
     ax.set(xlabel=_K_LABEL, ylabel=METRICS[metric])
-    ax.legend(fontsize=7)
+    if legend:
+        ax.legend(fontsize=7)
 
 
 def utility_figure(curves: pd.DataFrame, *, title: str) -> Figure:
@@ -76,7 +84,7 @@ def utility_figure(curves: pd.DataFrame, *, title: str) -> Figure:
     fig, axes = new_axes(len(objectives), 2, width=5.2 * len(objectives), height=7.6)
     for j, obj in enumerate(objectives):
         for i, metric in enumerate(METRICS):
-            utility_panel(axes[i, j], curves, obj, metric)
+            utility_panel(axes[i, j], curves, obj, metric, legend=i == 0 and j == 0)
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -87,7 +95,7 @@ def sweep_figure(history: pd.DataFrame, key: str, *, title: str, labels: dict | 
     fig, axes = new_axes(2, len(objectives), width=11.0, height=3.6 * len(objectives))
     for i, obj in enumerate(objectives):
         for j, metric in enumerate(METRICS):
-            history_panel(axes[i, j], history, obj, key, metric, labels)
+            history_panel(axes[i, j], history, obj, key, metric, labels, legend=i == 0 and j == 0)
             axes[i, j].set_title(f"{obj}: {METRICS[metric]}", fontsize=9)
     fig.suptitle(title, fontsize=10)
     return fig
@@ -121,7 +129,7 @@ def epsilon_figure(history: pd.DataFrame, *, title: str, modes=("paper", "theore
         for i, obj in enumerate(objectives):
             for j, metric in enumerate(METRICS):
                 ax = axes[i, 2 * m + j]
-                history_panel(ax, part, obj, "curve", metric, labels)
+                history_panel(ax, part, obj, "curve", metric, labels, legend=i == 0 and j == 0)
                 what = "Table 6 as printed" if mode == "paper" else "theorem-faithful (eq. (6), γ*)"
                 ax.set_title(f"{obj}: {what}", fontsize=8)
     fig.suptitle(title, fontsize=10)
@@ -138,11 +146,11 @@ def overview_figure(
     labels = _epsilon_labels(eps_history[eps_history["mode"] == "paper"])
     labels.update({v: v for v in part["mode"].unique() if v.startswith("non-private")})
     for i, metric in enumerate(METRICS):
-        utility_panel(axes[i, 0], curves, objective, metric)
+        utility_panel(axes[i, 0], curves, objective, metric, legend=i == 0)
         axes[i, 0].set_title(f"(a) utility graph: {METRICS[metric]}", fontsize=9)
-        history_panel(axes[i, 1], s_history, objective, "s", metric)
+        history_panel(axes[i, 1], s_history, objective, "s", metric, legend=i == 0)
         axes[i, 1].set_title(f"(b) different s (ε = 0.04945, σ = 19.29962): {METRICS[metric]}", fontsize=9)
-        history_panel(axes[i, 2], part, objective, "curve", metric, labels)
+        history_panel(axes[i, 2], part, objective, "curve", metric, labels, legend=i == 0)
         axes[i, 2].set_title(f"(c) different ε (Table 6): {METRICS[metric]}", fontsize=9)
     fig.suptitle(title, fontsize=10)
     return fig
@@ -150,64 +158,54 @@ def overview_figure(
 
 # --------------------------------------------------------------------------- Fig. 15
 _BOXES = (
-    (
-        "utility",
-        0.16,
-        0.80,
-        "Utility Graph\nnon-private clipped SGD → w*;\nacc(w* + N(0, C²σ²I)) / acc(w*)\n→ pairs (C_i, R_i), K",
-    ),
-    (
-        "calculator",
-        0.50,
-        0.80,
-        "DP Calculator (App. E.1)\nlargest σ ∈ R_i; ε by eq. (6) ≤ ε_target?\nmax s (Thm B.4), T = K/s",
-    ),
-    ("dpsgd", 0.84, 0.80, "FLwithDP\nasynchronous DP-SGD, T rounds\n(Algorithms 2–4)"),
-    ("check", 0.84, 0.30, "accuracy of the last global\nmodel on the client's test set\n≥ acc_target ?"),
-    ("stop", 0.50, 0.08, "stop participating"),
-    (
-        "lower",
-        0.50,
-        0.42,
-        "lower σ (may raise C), continue:\nearlier rounds re-counted at the new σ;\nK = ΣK_j, θ = max s_j / s̄",
-    ),
-    ("abort", 0.16, 0.42, "ε > ε_target:\nabort (footnote 8)"),
+    ("utility", 0.15, 0.80, "Utility Graph\nnon-private clipped SGD → w*;\nacc(w* + N(0, C²σ²I)) / acc(w*)\n"
+                            "→ pairs (C_i, R_i), K"),
+    ("calculator", 0.50, 0.80, "DP Calculator (App. E.1)\nlargest σ ∈ R_i; ε by eq. (6) ≤ ε_target?\n"
+                               "max s (Thm B.4), T = K/s"),
+    ("dpsgd", 0.85, 0.80, "FLwithDP\nasynchronous DP-SGD, T rounds\n(Algorithms 2–4)"),
+    ("check", 0.85, 0.38, "accuracy of the last global\nmodel on the client's test set\n≥ acc_target ?"),
+    ("stop", 0.85, 0.06, "stop participating"),
+    ("lower", 0.50, 0.38, "lower σ (may raise C), continue:\nearlier rounds re-counted at the new σ;\n"
+                          "K = ΣK_j, θ = max s_j / s̄"),
+    ("abort", 0.15, 0.38, "ε > ε_target or no admissible s:\nabort (footnote 8)"),
+)  # fmt: skip
+_ARROWS = (
+    ("utility", "calculator", "(C_i, R_i), K", 0.0),
+    ("calculator", "dpsgd", "σ, s, T", 0.0),
+    ("dpsgd", "check", "final global model", 0.0),
+    ("check", "stop", "yes", 0.0),
+    ("check", "lower", "no", 0.0),
+    ("lower", "calculator", "σ_{j+1} < σ_j, K_{j+1}", 0.0),
+    ("calculator", "abort", "", 0.0),
 )
 
 
 def flow_chart_figure(numbers: dict[str, str] | None = None, *, title: str) -> Figure:
     """Fig. 15: the flow chart of the proactive (asynchronous) DP-SGD framework (App. E), drawn with matplotlib.
-    ``numbers`` (box key -> text) adds the values of one real run under the boxes."""
+    ``numbers`` (box key -> text) adds the values of one real run as a last line of the boxes."""
     fig, axes = new_axes(1, 1, width=12.0, height=6.4)
     ax = axes[0, 0]
     ax.set_axis_off()
-    ax.set(xlim=(0, 1), ylim=(-0.02, 1.0))
-    pos = {}
+    ax.set(xlim=(0, 1), ylim=(-0.05, 1.0))
+    boxes, centre = {}, {}
     for key, x, y, text in _BOXES:
         colour = {"stop": "#d5f5e3", "abort": "#fadbd8", "lower": "#fdebd0"}.get(key, "#d6eaf8")
-        ax.text(x, y, text, ha="center", va="center", fontsize=8.5, zorder=3,
-                bbox={"boxstyle": "round,pad=0.6", "fc": colour, "ec": "0.3"})  # fmt: skip
-        pos[key] = (x, y)
         if numbers and key in numbers:
-            ax.text(x, y - 0.13, numbers[key], ha="center", va="top", fontsize=7, color="#1a5276", zorder=3)
-
-    def arrow(a, b, text="", dx=0.0, dy=0.0, rad=0.0):
-        (x0, y0), (x1, y1) = pos[a], pos[b]
-        ax.annotate("", xy=(x1 + dx, y1 + dy), xytext=(x0, y0), zorder=2,
-                    arrowprops={"arrowstyle": "-|>", "color": "0.25", "lw": 1.3, "shrinkA": 48, "shrinkB": 48,
-                                "connectionstyle": f"arc3,rad={rad}"})  # fmt: skip
-        if text:
-            ax.text((x0 + x1) / 2 + dx, (y0 + y1) / 2 + dy, text, fontsize=8, color="0.15", ha="center",
-                    bbox={"fc": "white", "ec": "none", "pad": 1})  # fmt: skip
-
-    arrow("utility", "calculator", "(C_i, R_i), K")
-    arrow("calculator", "dpsgd", "σ, s, T")
-    arrow("dpsgd", "check", "final global model")
-    arrow("check", "stop", "yes", rad=-0.2)
-    arrow("check", "lower", "no")
-    arrow("lower", "calculator", "σ_{j+1} < σ_j, K_{j+1}")
-    arrow("calculator", "abort", "no admissible s", rad=0.2)
-    ax.add_patch(FancyBboxPatch((0.0, -0.01), 1.0, 1.0, boxstyle="round,pad=0.0", fc="none", ec="none"))
+            text += "\n" + numbers[key]
+        boxes[key] = ax.text(x, y, text, ha="center", va="center", fontsize=8.5, zorder=3,
+                             bbox={"boxstyle": "round,pad=0.6", "fc": colour, "ec": "0.3"})  # fmt: skip
+        centre[key] = (x, y)
+    for a, b, label, rad in _ARROWS:
+        ax.annotate(
+            "", xy=(0.5, 0.5), xycoords=boxes[b], xytext=(0.5, 0.5), textcoords=boxes[a], zorder=2,
+            arrowprops={"arrowstyle": "-|>", "color": "0.25", "lw": 1.3, "shrinkA": 3, "shrinkB": 3,
+                        "patchA": boxes[a].get_bbox_patch(), "patchB": boxes[b].get_bbox_patch(),
+                        "connectionstyle": f"arc3,rad={rad}"},
+        )  # fmt: skip
+        if label:
+            (x0, y0), (x1, y1) = centre[a], centre[b]
+            ax.text((x0 + x1) / 2 + (0.012 if x0 == x1 else 0), (y0 + y1) / 2 + (0.03 if y0 == y1 else 0), label,
+                    fontsize=8, color="0.15", ha="left" if x0 == x1 else "center")  # fmt: skip
     ax.set_title(title, fontsize=10)
     return fig
 
@@ -231,11 +229,10 @@ def loop_figure(loop: pd.DataFrame, *, title: str) -> Figure:
     lines = []
     for _, r in loop.iterrows():
         if pd.notna(r.get("s", np.nan)):
-            lines.append(
-                f"phase {int(r.phase)}: C = {r.C:g}, σ = {r.sigma:.3f}, s = {int(r.s)}, T = {int(r.rounds)}, "
-                f"ε = {r.epsilon:.4f} (target {r.epsilon_target:g}), γ = {r.gamma:.3f}, θ = {r.theta:.3f}"
-            )
-        lines.append(f"    → {r.status}")
-    ax.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7.5, family="monospace", wrap=True)
+            lines.append(f"phase {int(r.phase)}: C = {r.C:g}, σ = {r.sigma:.3f}, s = {int(r.s)}, T = {int(r.rounds)}")
+            lines.append(f"  ε = {r.epsilon:.4f} (target {r.epsilon_target:g}), γ = {r.gamma:.3f}, θ = {r.theta:.3f}")
+            lines.append(f"  K so far = {int(r.K_total):,}; {METRICS[r.metric]} {r[r.metric]:.4f}")
+        lines.append(f"  → {r.status}")
+    ax.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7.5, family="monospace")
     fig.suptitle(title, fontsize=10)
     return fig
