@@ -197,7 +197,7 @@ def flow_chart_figure(numbers: dict[str, str] | None = None, *, title: str) -> F
         centre[key] = (x, y)
     for a, b, label, rad in _ARROWS:
         ax.annotate(
-            "", xy=(0.5, 0.5), xycoords=boxes[b], xytext=(0.5, 0.5), textcoords=boxes[a], zorder=2,
+            "", xy=(0.5, 0.5), xycoords=boxes[b], xytext=(0.5, 0.5), textcoords=boxes[a], zorder=4,
             arrowprops={"arrowstyle": "-|>", "color": "0.25", "lw": 1.3, "shrinkA": 3, "shrinkB": 3,
                         "patchA": boxes[a].get_bbox_patch(), "patchB": boxes[b].get_bbox_patch(),
                         "connectionstyle": f"arc3,rad={rad}"},
