@@ -324,11 +324,11 @@ def claim_values(
             for r in restart.itertuples()
         ),
     )
-    from dpcore.papers.p000_proactive.claims import TABLES_CLAIMS as CLAIMS
+    from dpcore.papers.p000_proactive.claims import TABLE_CLAIMS
 
-    if set(out) != set(CLAIMS):
+    if set(out) != set(TABLE_CLAIMS):
         raise ValueError(
-            f"claim keys without a value: {sorted(set(CLAIMS) - set(out))}; values without a claim: "
-            f"{sorted(set(out) - set(CLAIMS))}"
+            f"claim keys without a value: {sorted(set(TABLE_CLAIMS) - set(out))}; values without a claim: "
+            f"{sorted(set(out) - set(TABLE_CLAIMS))}"
         )
     return {k: (np.asarray(v).item() if isinstance(v, np.generic) else v, note) for k, (v, note) in out.items()}
