@@ -96,7 +96,7 @@ class RunConfig:
       (0: plain SGD), ``modelmix_tau`` the ModelMix phases ``((end fraction, τ/η), ...)`` (τ = ρ·η of the
       averaged update; ``()``: no ModelMix), ``modelmix_gap_rule`` ("exact" or "paper"), ``linf_p`` the
       ℓ∞ truncation p of Algorithm 2 (``None``: ℓ2 clipping only), ``train_eval_size`` (> 0: also log the
-      loss and accuracy on that many training examples at every evaluation).
+      loss and accuracy on that many training examples, a seeded random subset, at every evaluation).
     """
 
     dataset: str

@@ -39,7 +39,9 @@ from dpcore.experiments.registry import Experiment, PlannedRun, get
 from dpcore.experiments.store import RESULT_FORMAT, Store, atomic_torch_save
 from dpcore.models import build_model
 from dpcore.paths import repo_root
+from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer, make_classification_eval
+from dpcore.validation import check_positive_int
 
 __all__ = [
     "CHECKPOINT_FORMAT",
@@ -50,6 +52,7 @@ __all__ = [
     "select",
     "parameters_digest",
     "software",
+    "train_eval_indices",
     "default_trainer",
 ]
 
@@ -140,15 +143,32 @@ def _both(first: Callable[[Any], dict], second: Callable[[Any], dict], model: An
     return {**first(model), **second(model)}
 
 
+def train_eval_indices(n_train: int, size: int, data_seed: int) -> torch.Tensor:
+    """The ``size`` training examples whose loss and accuracy are logged (``RunConfig.train_eval_size``): a
+    uniformly random subset of the ``n_train`` training examples, seeded by ``data_seed`` alone (the same examples
+    for every seed and method of an experiment), sorted.
+
+    Not the first ``size`` examples: the training pool keeps the order of the data file, and a file stored class
+    by class (the CIFAR-10 mirror: 5,000 airplanes first) would make that a one-class subset, on which a model
+    that predicts a single class scores a low "training loss".
+    """
+    n_train = check_positive_int("n_train", n_train)
+    size = check_positive_int("size", size)
+    if size > n_train:
+        raise ValueError(f"size must be <= n_train={n_train}, got {size}")
+    gen = torch.Generator().manual_seed(derive_seed(data_seed, "train-eval"))
+    return torch.randperm(n_train, generator=gen)[:size].sort().values
+
+
 def default_trainer(cfg: RunConfig, data: Any) -> Trainer:
     """The single-client :class:`~dpcore.training.Trainer` of ``cfg`` on ``data`` (a ``PreparedData``), evaluating
-    the run's split after every epoch (and the first ``train_eval_size`` training examples when asked): what an
-    :class:`Experiment` without its own ``trainer`` trains with."""
+    the run's split after every epoch (and ``train_eval_size`` random training examples, :func:`train_eval_indices`,
+    when asked): what an :class:`Experiment` without its own ``trainer`` trains with."""
     model = build_model(cfg.model, seed=cfg.seed, **dict(cfg.model_kwargs))
     eval_fn = make_classification_eval(*data.evaluation, prefix=cfg.eval_split)
     if cfg.train_eval_size:
-        n = cfg.train_eval_size
-        train_fn = make_classification_eval(data.train[0][:n], data.train[1][:n], prefix="train")
+        idx = train_eval_indices(data.train[0].shape[0], cfg.train_eval_size, cfg.data_seed)
+        train_fn = make_classification_eval(data.train[0][idx], data.train[1][idx], prefix="train")
         eval_fn = functools.partial(_both, eval_fn, train_fn)
     return Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
 

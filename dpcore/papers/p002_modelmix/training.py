@@ -22,7 +22,7 @@ ModelMix (Algorithm 1) with τ = ρ·η of that averaged update (gap pushed to e
   the smallest ε at which the linear interpolation in ε reaches the accuracy (:func:`epsilon_for_accuracy`;
   the printed Tables II and III agree with each other under that interpolation to about 0.1 in ε).
 * ``002_fig2`` -- Fig. 2: ResNet-20, q = 0.05, T = 2000, evaluated every 100 iterations (test accuracy and
-  the training loss on 2,000 training examples); (a, b) non-private SGD (η = 0.1: the paper gives none)
+  the training loss on 2,000 random training examples); (a, b) non-private SGD (η = 0.1: the paper gives none)
   without and with ModelMix at τ = 0.1η and 0.05η; (c, d) c = 8 and the noise z that makes regular
   DP-SGD (ε = 8, δ = 1e-5) after 2000 iterations (PLD): regular η = 0.1 and 0.2, ModelMix η = 0.2 with
   τ = 0.05η (p = 1), all with that same z.  CIFAR-10 (a, c); SVHN (b, d) in the paper profile only.
@@ -359,7 +359,8 @@ def median_frame(runs: pd.DataFrame) -> pd.DataFrame:
 
 def curves_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
     """Fig. 2's logged curves: one row per (finished run, evaluation) with the iteration, test accuracy and
-    loss, and the training loss/accuracy on the first ``train_eval_size`` training examples."""
+    loss, and the training loss/accuracy on ``train_eval_size`` random training examples
+    (:func:`dpcore.experiments.runner.train_eval_indices`)."""
     from dpcore.experiments.registry import get
 
     exp = get("002_fig2")
