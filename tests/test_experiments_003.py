@@ -143,3 +143,13 @@ def test_table3_frame_picks_the_best_batch_size_and_lists_missing_cells(tmp_path
     bc = table.loc[("mnist", "SS", "BC")]
     assert bc["missing"] == 1 and math.isnan(bc["best_accuracy"])
     assert len(table) == 2 * 2 * 3
+
+
+def test_shuffled_epochs_count_permutations_not_examples():
+    # MNIST at |S_b| = 1024: 58 rounds per permutation (608 examples dropped each), 100 permutations = 5,800 rounds;
+    # T·|S_b|/N = 98.99 would give E = 99 and an ε below G_{sqrt(100)/2}'s 33.104 at δ = 1e-5
+    from dpcore.papers.p003_shuffling.training import _epochs_started
+
+    assert _epochs_started({"dataset_size": 60000, "batch_size": 1024, "steps": 5800}) == 100
+    assert _epochs_started({"dataset_size": 60000, "batch_size": 1024, "steps": 5801}) == 101
+    assert _epochs_started({"dataset_size": 60000, "batch_size": 128, "steps": 1}) == 1

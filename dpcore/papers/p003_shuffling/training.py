@@ -220,8 +220,16 @@ def plan_table3(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | 
 
 
 def _epochs_started(record: Mapping[str, Any]) -> int:
-    """Epochs of which at least one round ran: each can use the differing example once (shuffling)."""
-    return max(1, math.ceil(float(record["epochs"]) - 1e-9))
+    """Permutations (epochs) of which at least one round ran: each can put the differing example in a round.
+
+    Counted from the rounds, ⌈T / ⌊N/|S_b|⌋⌉, not from T·|S_b|/N: shuffling drops the remainder of every
+    permutation, so T·|S_b|/N undercounts the epochs (99 instead of 100 for MNIST at |S_b| = 1024) and would
+    understate ε.
+    """
+    per_epoch = int(record["dataset_size"]) // int(record["batch_size"])
+    if per_epoch < 1:
+        raise ValueError(f"batch_size must be <= dataset_size, got {record['batch_size']} > {record['dataset_size']}")
+    return max(1, math.ceil(int(record["steps"]) / per_epoch))
 
 
 def paper_epsilon(record: Mapping[str, Any], config: RunConfig) -> Epsilon:
