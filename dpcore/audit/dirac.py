@@ -39,7 +39,7 @@ from torch import Tensor, nn
 
 from dpcore.accounting.records import epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
-from dpcore.audit.estimators import one_run_epsilon, select_threshold, threshold_epsilon
+from dpcore.audit.estimators import held_out_bound, one_run_epsilon
 from dpcore.audit.threat import ITERATES, AuditResult, ThreatModel
 from dpcore.training.config import TrainConfig
 from dpcore.training.modelmix import ModelMixConfig
@@ -193,16 +193,10 @@ def audit_dirac(
     runs = check_positive_int("runs", runs, minimum=2 * setting.block)
     u_in, record = dirac_updates(setting, runs, canary=True, seed=seed)
     u_out, _ = dirac_updates(setting, runs, canary=False, seed=seed)
-    half = runs // 2
-    best = None
-    for score in _SCORES_FOR[iterates]:
-        s_in, s_out = dirac_scores(u_in, setting, score), dirac_scores(u_out, setting, score)
-        sel = select_threshold(s_in[:half], s_out[:half], delta=delta, confidence=confidence)
-        if best is None or sel.epsilon > best[1].epsilon:
-            best = (score, sel, s_in[half:], s_out[half:])
-    assert best is not None
-    score, sel, e_in, e_out = best
-    bound = threshold_epsilon(e_in, e_out, sel.threshold, delta=delta, confidence=confidence)
+    score, bound, held_out = held_out_bound(
+        lambda name: (dirac_scores(u_in, setting, name), dirac_scores(u_out, setting, name)),
+        _SCORES_FOR[iterates], delta=delta, confidence=confidence,
+    )  # fmt: skip
     claimed = epsilon_for_record(record, delta) if claimed_epsilon is None else float(claimed_epsilon)
     threat = ThreatModel(
         iterates=iterates,
@@ -210,7 +204,7 @@ def audit_dirac(
         canary=f"gradient-space Dirac canary of norm {setting.canary:g} (C = {setting.clip_norm:g})",
         estimator="many-runs",
         confidence=confidence,
-        runs=e_in.size,
+        runs=held_out,
     )
     return AuditResult(mechanism, threat, bound.epsilon, bound.point, claimed, delta, score, bound.threshold)
 

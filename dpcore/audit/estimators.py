@@ -22,7 +22,7 @@ Two estimators, each with a stated confidence:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +36,7 @@ __all__ = [
     "epsilon_from_rates",
     "threshold_epsilon",
     "select_threshold",
+    "held_out_bound",
     "one_run_p_value",
     "one_run_epsilon",
 ]
@@ -181,6 +182,32 @@ def select_threshold(
     eps = np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0)
     best = int(np.argmax(eps))
     return threshold_epsilon(s_in, s_out, float(grid[best]), delta=delta, confidence=confidence)
+
+
+def held_out_bound(
+    scorer: Callable[[str], tuple[np.ndarray, np.ndarray]],
+    scores: Iterable[str],
+    *,
+    delta: float,
+    confidence: float = 0.95,
+) -> tuple[str, ThresholdBound, int]:
+    """Many-runs lower bound with the score and threshold chosen on held-out runs (Jagielski et al. 2020).
+
+    ``scorer(name)`` gives the (in, out) scores of every run under the score ``name``; the first half of the
+    runs of each world picks the score and threshold with :func:`select_threshold`, the second half gives the
+    bound with :func:`threshold_epsilon`, so the confidence holds.  Returns (score, bound, held-out runs per world).
+    """
+    best = None
+    for name in scores:
+        s_in, s_out = scorer(name)
+        half = min(s_in.size, s_out.size) // 2
+        sel = select_threshold(s_in[:half], s_out[:half], delta=delta, confidence=confidence)
+        if best is None or sel.epsilon > best[1].epsilon:
+            best = (name, sel, s_in[half:], s_out[half:])
+    if best is None:
+        raise ValueError("scores must name at least one score")
+    name, sel, e_in, e_out = best
+    return name, threshold_epsilon(e_in, e_out, sel.threshold, delta=delta, confidence=confidence), int(e_in.size)
 
 
 def one_run_p_value(m: int, r: int, v: int, epsilon: float, delta: float) -> float:

@@ -34,7 +34,7 @@ from scipy import stats
 from scipy.special import logsumexp
 
 from dpcore.accounting.run_record import RunRecord
-from dpcore.audit.estimators import select_threshold, threshold_epsilon
+from dpcore.audit.estimators import held_out_bound
 from dpcore.audit.threat import AuditResult, ThreatModel
 from dpcore.federated.algorithms import mb_sgd
 from dpcore.federated.models import SquaredLoss
@@ -161,16 +161,10 @@ def audit_silo(
     confidence = check_open_unit("confidence", confidence)
     m_in, record = silo_messages(setting, runs, canary=True, seed=seed)
     m_out, _ = silo_messages(setting, runs, canary=False, seed=seed + 1)
-    half = runs // 2
-    best = None
-    for score in SILO_SCORES:
-        s_in, s_out = silo_scores(m_in, setting, score), silo_scores(m_out, setting, score)
-        sel = select_threshold(s_in[:half], s_out[:half], delta=delta, confidence=confidence)
-        if best is None or sel.epsilon > best[1].epsilon:
-            best = (score, sel, s_in[half:], s_out[half:])
-    assert best is not None
-    score, sel, e_in, e_out = best
-    bound = threshold_epsilon(e_in, e_out, sel.threshold, delta=delta, confidence=confidence)
+    score, bound, held_out = held_out_bound(
+        lambda name: (silo_scores(m_in, setting, name), silo_scores(m_out, setting, name)),
+        SILO_SCORES, delta=delta, confidence=confidence,
+    )  # fmt: skip
     claimed = float(accountant(record, delta))
     if math.isnan(claimed) or claimed < 0:
         raise ValueError(f"accountant must return an epsilon >= 0, got {claimed}")
@@ -181,7 +175,7 @@ def audit_silo(
         f"(n = {setting.records}, K = {setting.batch_size} draws with replacement, {setting.silos} silos)",
         estimator="many-runs",
         confidence=confidence,
-        runs=e_in.size,
+        runs=held_out,
     )
     return AuditResult(
         mechanism, threat, bound.epsilon, bound.point, claimed, delta, score, bound.threshold,

@@ -50,7 +50,7 @@ from torch import Tensor, nn
 from dpcore.accounting.dpsgd import dpsgd_epsilon
 from dpcore.accounting.records import choose_accountant, epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
-from dpcore.audit.estimators import select_threshold, threshold_epsilon
+from dpcore.audit.estimators import held_out_bound
 from dpcore.audit.threat import AuditResult, ThreatModel
 from dpcore.training.config import TrainConfig
 from dpcore.training.sampling import derive_seed
@@ -236,7 +236,6 @@ def audit_shuffled(
     )
     u_in, m_in, record = shuffled_updates(setting, runs, canary=True, seed=seed)
     u_out, m_out, _ = shuffled_updates(setting, runs, canary=False, seed=seed)
-    half = runs // 2
     a1 = epsilon_for_record(record, delta)
     a1_label = choose_accountant(record).description
     heur = heuristic_epsilon(setting, delta)
@@ -246,16 +245,10 @@ def audit_shuffled(
     )
     results: dict[str, AuditResult] = {}
     for knows in (True, False):
-        best = None
-        for score in _SCORES_FOR[knows]:
-            s_in = shuffled_scores(u_in, m_in, setting, score)
-            s_out = shuffled_scores(u_out, m_out, setting, score)
-            sel = select_threshold(s_in[:half], s_out[:half], delta=delta, confidence=confidence)
-            if best is None or sel.epsilon > best[1].epsilon:
-                best = (score, sel, s_in[half:], s_out[half:])
-        assert best is not None
-        score, sel, e_in, e_out = best
-        bound = threshold_epsilon(e_in, e_out, sel.threshold, delta=delta, confidence=confidence)
+        score, bound, held_out = held_out_bound(
+            lambda name: (shuffled_scores(u_in, m_in, setting, name), shuffled_scores(u_out, m_out, setting, name)),
+            _SCORES_FOR[knows], delta=delta, confidence=confidence,
+        )  # fmt: skip
         threat = ThreatModel(
             iterates="all",
             neighbouring="replace-one",
@@ -263,7 +256,7 @@ def audit_shuffled(
             f"(C = {setting.clip_norm:g})",
             estimator="many-runs",
             confidence=confidence,
-            runs=e_in.size,
+            runs=held_out,
             knows_batches=knows,
         )
         adversary = "A_1 (batches known)" if knows else "A_0 (batches hidden)"
