@@ -183,32 +183,32 @@ def _eps_labels(runs: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def s_sweep_figure(
-    dataset: str, runs: pd.DataFrame, history: pd.DataFrame, *, title: str = ""
-) -> tuple[Figure, pd.DataFrame]:
-    """Figs 9 / 10 (and 3b): test accuracy and loss against gradient computations, one curve per s (Table 4/5)."""
+def _sweep_figure(labels: dict[str, str], heading: str, runs: pd.DataFrame, history: pd.DataFrame,
+                  title: str) -> tuple[Figure, pd.DataFrame]:  # fmt: skip
     fig, axes = new_axes(2, 1, width=12.0, height=4.6)
-    data = _curves(axes[0, 0], runs, history, _s_labels(runs), "accuracy")
-    _curves(axes[0, 1], runs, history, _s_labels(runs), "loss")
-    axes[0, 0].set_title(f"{NAMES[dataset]}: different constant sample sizes s")
+    data = _curves(axes[0, 0], runs, history, labels, "accuracy")
+    _curves(axes[0, 1], runs, history, labels, "loss")
+    axes[0, 0].set_title(heading)
     axes[0, 1].set_title("test loss")
     if title:
         fig.suptitle(title)
     return fig, data
+
+
+def s_sweep_figure(
+    dataset: str, runs: pd.DataFrame, history: pd.DataFrame, *, title: str = ""
+) -> tuple[Figure, pd.DataFrame]:
+    """Figs 9 / 10 (and 3b): test accuracy and loss against gradient computations, one curve per s (Table 4/5)."""
+    heading = f"{NAMES[dataset]}: different constant sample sizes s"
+    return _sweep_figure(_s_labels(runs), heading, runs, history, title)
 
 
 def eps_sweep_figure(
     dataset: str, runs: pd.DataFrame, history: pd.DataFrame, *, title: str = ""
 ) -> tuple[Figure, pd.DataFrame]:
     """Figs 13 / 14 (and 3c): test accuracy against gradient computations for the Table 7/8 rows and non-private."""
-    fig, axes = new_axes(2, 1, width=12.0, height=4.6)
-    data = _curves(axes[0, 0], runs, history, _eps_labels(runs), "accuracy")
-    _curves(axes[0, 1], runs, history, _eps_labels(runs), "loss")
-    axes[0, 0].set_title(f"{NAMES[dataset]}: privacy budgets of Table {'7' if dataset == 'mnist' else '8'} and non-DP")
-    axes[0, 1].set_title("test loss")
-    if title:
-        fig.suptitle(title)
-    return fig, data
+    heading = f"{NAMES[dataset]}: privacy budgets of Table {'7' if dataset == 'mnist' else '8'} and non-DP"
+    return _sweep_figure(_eps_labels(runs), heading, runs, history, title)
 
 
 def _utility_axes(ax: Axes, dataset: str, util: pd.DataFrame, runs: pd.DataFrame) -> None:
