@@ -31,7 +31,7 @@ figures: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m dpcore.runner --prepare-nbval build/nbval
-	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900
+	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900 --durations=25
 	$(PY) -m dpcore.runner --check-claims build/nbval/figures
 
 lint: $(STAMP)
