@@ -104,8 +104,12 @@ def _scattering_j2_l8(x: Tensor) -> Tensor:
     """S_J x with J = 2, L = 8 (Bruna & Mallat 2013) of images in [0, 1]: 81 channels per input channel at H/4 × W/4
     (Tramèr & Boneh 2021, as paper 002's Table I uses it)."""
     from dpcore.models import Scattering2D
+    from dpcore.training.trainer import resolve_device
 
-    return Scattering2D(tuple(x.shape[-2:]), J=2, L=8)(x)
+    device = resolve_device("auto")  # a public, data-independent map: on a GPU when there is one
+    scat = Scattering2D(tuple(x.shape[-2:]), J=2, L=8).to(device)
+    with torch.no_grad():
+        return torch.cat([scat(chunk.to(device)).cpu() for chunk in torch.split(x, 2048)])
 
 
 #: fixed public feature maps: name -> (map of a float image batch (N, C, H, W), output shape of one image for (C, H, W))

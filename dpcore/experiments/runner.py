@@ -17,6 +17,7 @@ import fnmatch
 import functools
 import hashlib
 import math
+import os
 import platform
 import shutil
 import subprocess
@@ -83,6 +84,16 @@ def parameters_digest(model: torch.nn.Module) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _git() -> dict[str, Any]:
+    """The checkout's commit and whether tracked files differ from it.
+
+    A copy of the tree without ``.git`` (a rented GPU machine) names its commit in ``DPCORE_GIT_COMMIT``
+    (40 hex digits); ``git_dirty`` is then ``None`` (unknown) and ``git_source`` says where the commit came from.
+    """
+    env = os.environ.get("DPCORE_GIT_COMMIT", "").strip()
+    if env:
+        if len(env) != 40 or any(c not in "0123456789abcdef" for c in env.lower()):
+            raise ValueError(f"DPCORE_GIT_COMMIT must be a 40-hex-digit commit, got {env!r}")
+        return {"git_commit": env.lower(), "git_dirty": None, "git_source": "DPCORE_GIT_COMMIT"}
     root = repo_root()
 
     def git(*args: str) -> str | None:
