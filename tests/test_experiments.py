@@ -425,3 +425,24 @@ def test_results_frames_list_finished_and_missing_runs(tmp_path):
     assert frame.loc[0, "epsilon_paper"] == 4 * (120 // 16) and np.isnan(frame.loc[1, "epsilon_paper"])
     hist = history_frame("tiny", "quick", results_root=tmp_path / "res")
     assert list(hist["epoch"]) == [1, 2, 3, 4] and set(hist["run"]) == {"ic"}
+
+
+def test_results_frame_re_evaluates_epsilon_from_the_stored_record(tmp_path):
+    """An accountant fix reaches results written before it: ε is recomputed from the record, the stored value kept."""
+    import json
+
+    from dpcore.experiments import results_frame
+
+    _run(tmp_path, only="ic")
+    (path,) = (tmp_path / "res" / "quick" / "tiny").glob("*.json")
+    result = json.loads(path.read_text())
+    result["epsilon"]["paper"]["value"] = 1.5  # as if written by an older, wrong accountant
+    path.write_text(json.dumps(result))
+    frame = results_frame("tiny", "quick", results_root=tmp_path / "res")
+    assert frame.loc[0, "epsilon_paper"] == 4 * (120 // 16)
+    assert frame.loc[0, "epsilon_paper_stored"] == 1.5 and bool(frame.loc[0, "epsilon_paper_changed"])
+    assert not frame.loc[1, "epsilon_paper_changed"]  # not run: nothing to compare
+    stored = results_frame("tiny", "quick", results_root=tmp_path / "res", recompute_epsilon=False)
+    assert stored.loc[0, "epsilon_paper"] == 1.5 and not bool(stored.loc[0, "epsilon_paper_changed"])
+    with pytest.raises(ValueError, match="recompute_epsilon"):
+        results_frame("tiny", "quick", results_root=tmp_path / "res", recompute_epsilon="yes")

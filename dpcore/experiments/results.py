@@ -2,10 +2,16 @@
 
 Runs without a result file are listed with ``status`` "todo" (ready to run) or "waiting" (their
 configuration depends on unfinished runs), so a figure can say what is missing instead of hiding it.
+
+ε is re-evaluated on load: each accountant of the experiment is applied again to the run's stored
+``RunRecord`` (the record holds everything an accountant needs), so a fix to an accountant reaches results
+that were written before it; the value stored at training time stays beside it (``epsilon_<key>_stored``) and
+``epsilon_<key>_changed`` says where the two differ.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -20,10 +26,27 @@ _CONFIG_COLUMNS = ("dataset", "sampling", "clipping", "group_size", "batch_size"
                    "epochs", "seed", "eval_split")  # fmt: skip
 
 
+def _same(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a))
+
+
 def results_frame(
-    experiment: str | Experiment, profile: str, *, results_root: str | Path | None = None
+    experiment: str | Experiment,
+    profile: str,
+    *,
+    results_root: str | Path | None = None,
+    recompute_epsilon: bool = True,
 ) -> pd.DataFrame:
-    """One row per planned run: name, hash, status, configuration columns, summary, ε (value and label)."""
+    """One row per planned run: name, hash, status, configuration columns, summary, ε (value and label).
+
+    With ``recompute_epsilon`` (default) ``epsilon_<key>`` is the experiment's accountant ``key`` applied now to
+    the stored record, ``epsilon_<key>_stored`` the value written at training time and ``epsilon_<key>_changed``
+    whether they differ (relative 1e-9); with ``False`` the stored value is used as is.
+    """
+    if not isinstance(recompute_epsilon, bool):
+        raise ValueError(f"recompute_epsilon must be a bool, got {recompute_epsilon!r}")
     exp = get(experiment) if isinstance(experiment, str) else experiment
     store = Store.default(profile, exp.name, results_root=results_root)
     rows = []
@@ -35,10 +58,14 @@ def results_frame(
         row.update({k: getattr(cfg, k) for k in _CONFIG_COLUMNS})
         row.update({k: (result or {}).get(k) for k in ("best_accuracy", "best_epoch", "final_accuracy", "final_loss",
                                                          "wall_seconds", "device")})  # fmt: skip
-        for key in exp.accountants:
+        for key, accountant in exp.accountants.items():
             eps = (result or {}).get("epsilon", {}).get(key, {})
-            row[f"epsilon_{key}"] = decode_float(eps.get("value"))
-            row[f"epsilon_{key}_label"] = eps.get("label")
+            stored = decode_float(eps.get("value"))
+            now = accountant(result["record"], cfg).to_dict() if (result is not None and recompute_epsilon) else eps
+            row[f"epsilon_{key}"] = decode_float(now.get("value"))
+            row[f"epsilon_{key}_label"] = now.get("label")
+            row[f"epsilon_{key}_stored"] = stored
+            row[f"epsilon_{key}_changed"] = result is not None and not _same(stored, row[f"epsilon_{key}"])
         rows.append(row)
     return pd.DataFrame(rows)
 
