@@ -446,3 +446,17 @@ def test_results_frame_re_evaluates_epsilon_from_the_stored_record(tmp_path):
     assert stored.loc[0, "epsilon_paper"] == 1.5 and not bool(stored.loc[0, "epsilon_paper_changed"])
     with pytest.raises(ValueError, match="recompute_epsilon"):
         results_frame("tiny", "quick", results_root=tmp_path / "res", recompute_epsilon="yes")
+
+
+def test_progress_with_several_evaluations_per_epoch_names_the_epoch_fraction():
+    from dpcore.experiments.progress import Progress
+
+    stream = io.StringIO()
+    bar = Progress("run", total_steps=12, start_step=0, epochs=2, mode="log", stream=stream, evals_per_epoch=3)
+    for i in range(1, 5):
+        bar.step()
+        bar.epoch(i, {"epoch": i / 3, "test_accuracy": 0.5, "test_loss": 1.0}, 1.0)
+    last = stream.getvalue().splitlines()[-1]
+    assert "epoch 1.33/2 (evaluation 4)" in last
+    with pytest.raises(ValueError, match="evals_per_epoch"):
+        Progress("run", 12, 0, 2, mode="log", stream=stream, evals_per_epoch=0)

@@ -33,3 +33,7 @@ def test_without_env_the_checkout_is_asked(monkeypatch):
     got = runner.software()
     assert "git_source" not in got
     assert got["git_commit"] is None or len(got["git_commit"]) == 40
+
+
+def test_device_name_of_the_cpu_is_a_nonempty_string():
+    assert isinstance(runner.device_name("cpu"), str) and runner.device_name("cpu")

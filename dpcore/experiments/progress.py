@@ -6,6 +6,8 @@ import sys
 import time
 from typing import IO
 
+from dpcore.validation import check_positive_int
+
 __all__ = ["Progress", "format_seconds", "PROGRESS_MODES"]
 
 PROGRESS_MODES = ("auto", "bar", "log", "none")
@@ -40,6 +42,7 @@ class Progress:
         mode: str = "auto",
         stream: IO[str] | None = None,
         metric: str = "test",
+        evals_per_epoch: int = 1,
     ) -> None:
         if mode not in PROGRESS_MODES:
             raise ValueError(f"mode must be one of {', '.join(map(repr, PROGRESS_MODES))}; got {mode!r}")
@@ -48,6 +51,7 @@ class Progress:
             mode = "bar" if hasattr(self.stream, "isatty") and self.stream.isatty() else "log"
         self.mode, self.name, self.total, self.epochs, self.metric = mode, name, total_steps, epochs, metric
         self.start_step, self.steps = start_step, start_step
+        self.evals_per_epoch = check_positive_int("evals_per_epoch", evals_per_epoch)
         self.t0 = time.perf_counter()
         self.bar = None
         if mode == "bar":
@@ -72,8 +76,11 @@ class Progress:
         rate = (time.perf_counter() - self.t0) / done if done else float("nan")
         eta = rate * (self.total - self.steps) if done else float("nan")
         eta_text = format_seconds(eta) if eta == eta else "?"
+        where = f"epoch {index}/{self.epochs}"
+        if self.evals_per_epoch > 1:  # several evaluations per epoch: say which epoch fraction the model has seen
+            where = f"epoch {entry.get('epoch', index / self.evals_per_epoch):.2f}/{self.epochs} (evaluation {index})"
         print(
-            f"{self.name}: epoch {index}/{self.epochs} {self.metric} acc {acc:.4f} loss {loss:.4f} "
+            f"{self.name}: {where} {self.metric} acc {acc:.4f} loss {loss:.4f} "
             f"elapsed {format_seconds(elapsed_total)} ETA {eta_text}",
             file=self.stream,
             flush=True,

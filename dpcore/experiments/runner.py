@@ -53,6 +53,7 @@ __all__ = [
     "select",
     "parameters_digest",
     "software",
+    "device_name",
     "train_eval_indices",
     "default_trainer",
 ]
@@ -106,6 +107,14 @@ def _git() -> dict[str, Any]:
     commit = git("rev-parse", "HEAD")
     status = git("status", "--porcelain", "--untracked-files=no") if commit else None
     return {"git_commit": commit, "git_dirty": None if status is None else bool(status)}
+
+
+def device_name(device: torch.device | str) -> str:
+    """The accelerator's name for a CUDA device (e.g. "NVIDIA H100 80GB HBM3"), else the machine's processor."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def software() -> dict[str, Any]:
@@ -213,7 +222,7 @@ def run_one(
         elapsed_before, sessions = float(state["elapsed"]), int(state["sessions"]) + 1
     bar = Progress(
         planned.name, trainer.total_steps, trainer.step_index, cfg.epochs, mode=progress, stream=stream,
-        metric=cfg.eval_split,
+        metric=cfg.eval_split, evals_per_epoch=cfg.evals_per_epoch,
     )  # fmt: skip
     start = time.perf_counter()
     seen = len(trainer.history)
@@ -258,6 +267,7 @@ def run_one(
         "wall_seconds": wall,
         "sessions": sessions,
         "device": str(trainer.device),
+        "device_name": device_name(trainer.device),
         "torch_threads": torch.get_num_threads(),
         "data": data.provenance,
         **software(),
