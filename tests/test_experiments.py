@@ -460,3 +460,19 @@ def test_progress_with_several_evaluations_per_epoch_names_the_epoch_fraction():
     assert "epoch 1.33/2 (evaluation 4)" in last
     with pytest.raises(ValueError, match="evals_per_epoch"):
         Progress("run", 12, 0, 2, mode="log", stream=stream, evals_per_epoch=0)
+
+
+def test_results_frame_refuses_to_recompute_without_a_record(tmp_path):
+    import json
+
+    from dpcore.experiments import results_frame
+
+    _run(tmp_path, only="ic")
+    (path,) = (tmp_path / "res" / "quick" / "tiny").glob("*.json")
+    result = json.loads(path.read_text())
+    del result["record"]
+    path.write_text(json.dumps(result))
+    with pytest.raises(ValueError, match="no RunRecord"):
+        results_frame("tiny", "quick", results_root=tmp_path / "res")
+    stored = results_frame("tiny", "quick", results_root=tmp_path / "res", recompute_epsilon=False)
+    assert stored.loc[0, "status"] == "done"

@@ -46,7 +46,8 @@ def _write(root, names=None, acc=ACC):
 @pytest.fixture()
 def complete(tmp_path):
     _write(tmp_path)
-    return t3.cell_frame("quick", results_root=tmp_path), history_frame("003_table3", "quick", results_root=tmp_path)
+    cells = t3.cell_frame("quick", results_root=tmp_path, recompute_epsilon=False)  # fake results: no record
+    return cells, history_frame("003_table3", "quick", results_root=tmp_path)
 
 
 def _comparison(cells):
@@ -89,7 +90,7 @@ def test_qualitative_claims_hold_and_fail(tmp_path, complete):
         "table3.bc_comparable_to_ic": True, "table3.mc_below_ic_and_bc": True, "table3.dp_close_to_nonprivate": True}
     worse = dict(ACC) | {("cifar10", "BC"): 0.60, ("mnist", "MC"): 0.99}
     _write(tmp_path / "worse", acc=worse)
-    comp2 = _comparison(t3.cell_frame("quick", results_root=tmp_path / "worse"))
+    comp2 = _comparison(t3.cell_frame("quick", results_root=tmp_path / "worse", recompute_epsilon=False))
     got = {k: v for k, (v, _) in tr.qualitative_values(comp2).items()}
     assert got == {"table3.bc_comparable_to_ic": False, "table3.mc_below_ic_and_bc": False,
                    "table3.dp_close_to_nonprivate": True}  # fmt: skip
@@ -98,7 +99,7 @@ def test_qualitative_claims_hold_and_fail(tmp_path, complete):
 def test_missing_cells_make_claims_not_run_and_are_listed(tmp_path):
     done = {"mnist/SS/IC/b128", "mnist/SS/NP/b128"}
     _write(tmp_path, names=done)
-    cells = t3.cell_frame("quick", results_root=tmp_path)
+    cells = t3.cell_frame("quick", results_root=tmp_path, recompute_epsilon=False)
     assert len(tr.missing_runs(cells)) == 14 and not set(tr.missing_runs(cells)) & done
     comp = _comparison(cells)
     values = tr.table3_claim_values(comp)

@@ -61,7 +61,13 @@ def results_frame(
         for key, accountant in exp.accountants.items():
             eps = (result or {}).get("epsilon", {}).get(key, {})
             stored = decode_float(eps.get("value"))
-            now = accountant(result["record"], cfg).to_dict() if (result is not None and recompute_epsilon) else eps
+            if result is not None and recompute_epsilon:
+                if "record" not in result:
+                    raise ValueError(f"result {row['hash']} of run {run.name!r} holds no RunRecord, so its ε cannot be "
+                                     "re-evaluated; pass recompute_epsilon=False to use the stored value")  # fmt: skip
+                now = accountant(result["record"], cfg).to_dict()
+            else:
+                now = eps
             row[f"epsilon_{key}"] = decode_float(now.get("value"))
             row[f"epsilon_{key}_label"] = now.get("label")
             row[f"epsilon_{key}_stored"] = stored

@@ -274,12 +274,13 @@ def a0_epsilon(record: Mapping[str, Any], config: RunConfig) -> Epsilon:
     return Epsilon(value, DELTA, f"A_0: {how}")
 
 
-def cell_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
-    """One row per Table 3 / Fig. 1 cell (tuning runs left out): the run's status, summary and both ε.
+def cell_frame(profile: str, *, results_root: Any = None, recompute_epsilon: bool = True) -> pd.DataFrame:
+    """One row per Table 3 / Fig. 1 cell (tuning runs left out): the run's status, summary and both ε
+    (re-evaluated from each run's record unless ``recompute_epsilon`` is False; see ``results_frame``).
 
     Columns add the paper's labels ``sampling_label`` (SS/SH) and ``family`` (IC/BC/MC/NP).
     """
-    frame = results_frame(EXPERIMENT, profile, results_root=results_root)
+    frame = results_frame(EXPERIMENT, profile, results_root=results_root, recompute_epsilon=recompute_epsilon)
     frame = frame[~frame["run"].str.contains("/tune/")].copy()
     frame["sampling_label"] = frame["run"].str.split("/").str[1]
     frame["family"] = frame["run"].str.split("/").str[2]
