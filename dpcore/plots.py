@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "use_style",
+    "table_panel",
     "series_style",
     "new_axes",
     "epsilon_curves",
@@ -310,6 +311,16 @@ def privacy_utility_panels(
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+def table_panel(ax: Axes, body: Sequence[Sequence[str]], header: Sequence[str], title: str) -> None:
+    """Fill ``ax`` with a centred table (``header`` row, then ``body``; small font) titled ``title``."""
+    if any(len(row) != len(header) for row in body):
+        raise ValueError(f"every body row must have {len(header)} cells (one per header)")
+    tab = ax.table(cellText=body, colLabels=header, bbox=(0.0, 0.0, 1.0, 1.0), cellLoc="center")
+    tab.auto_set_font_size(False)
+    tab.set_fontsize(7.5)
+    ax.set_title(title, fontsize=9)
 
 
 def printed_vs_ours(

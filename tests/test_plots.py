@@ -120,3 +120,16 @@ def test_plots_write_no_files(tmp_path, monkeypatch):
     plots.epsilon_curves(STEPS, {"a": STEPS})
     plots.privacy_utility_panels({"p": {"a": ([1], [1])}})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_table_panel_fills_the_axes_and_refuses_ragged_rows():
+    import matplotlib.pyplot as plt
+
+    from dpcore.plots import table_panel
+
+    fig, ax = plt.subplots()
+    table_panel(ax, [["a", "1"], ["b", "2"]], ["name", "value"], "t")
+    assert ax.get_title() == "t" and len(ax.tables) == 1
+    with pytest.raises(ValueError, match="cells"):
+        table_panel(ax, [["a"]], ["name", "value"], "t")
+    plt.close(fig)

@@ -27,9 +27,7 @@ _CONFIG_COLUMNS = ("dataset", "sampling", "clipping", "group_size", "batch_size"
 
 
 def _same(a: float, b: float) -> bool:
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    return a == b or abs(a - b) <= 1e-9 * max(1.0, abs(a))
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
 
 
 def results_frame(

@@ -25,7 +25,7 @@ from dpcore.papers.p002_modelmix.claims import (
     TABLE3_PRINTED,
 )
 from dpcore.papers.p002_modelmix.training import FIG2, FIG2_CURVES, TABLE1, TABLE2, epsilon_for_accuracy
-from dpcore.plots import new_axes, series_style
+from dpcore.plots import new_axes, series_style, table_panel
 from dpcore.validation import check_choice
 
 __all__ = [
@@ -238,10 +238,8 @@ def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "") -> Fi
             body.append([_METHOD[r["method"]], eps, f"{r['printed_pct']:g}",
                          _pct(r["ours_pct"], int(r["seeds_done"]), int(r["seeds_planned"])), rng, rep,
                          "—" if math.isnan(r["z"]) else f"{r['z']:.4g}"])  # fmt: skip
-        tab = ax.table(cellText=body, colLabels=header, bbox=(0.0, 0.0, 1.0, 1.0), cellLoc="center")
-        tab.auto_set_font_size(False)
-        tab.set_fontsize(7.5)
-        ax.set_title(f"{_NAMES.get(key, key)} (δ = 1e-5; final-iterate test accuracy, median over seeds)", fontsize=9)
+        where = f"{_NAMES.get(key, key)} (δ = 1e-5; final-iterate test accuracy, median over seeds)"
+        table_panel(ax, body, header, where)
     if title:
         fig.suptitle(title)
     return fig

@@ -22,7 +22,7 @@ from matplotlib.ticker import MaxNLocator
 
 from dpcore.papers.p003_shuffling.claims import TABLE3_PRINTED
 from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
-from dpcore.plots import new_axes, series_style
+from dpcore.plots import new_axes, series_style, table_panel
 
 __all__ = [
     "CELL_COLUMNS",
@@ -210,10 +210,7 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
                          pct(r["best_epoch_pct"], r["missing_dp"]), pct(r["final_epoch_pct"], r["missing_dp"]),
                          pct(r["nondp_best_pct"], r["missing_nondp"]), setup, _eps(r["epsilon_A1"]),
                          _eps(r["epsilon_A0"])])  # fmt: skip
-        tab = ax.table(cellText=body, colLabels=header, bbox=(0.0, 0.0, 1.0, 1.0), cellLoc="center")
-        tab.auto_set_font_size(False)
-        tab.set_fontsize(7.5)
-        ax.set_title(f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5)", fontsize=9)
+        table_panel(ax, body, header, f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5)")
     if title:
         fig.suptitle(title)
     return fig
