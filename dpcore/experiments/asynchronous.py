@@ -16,6 +16,9 @@ arrival, with at most one round of asynchrony (Υ(k, i) = [k ≥ i − 1]); simu
 * ``batch_size`` s, ``epochs`` k: T = round(kN/s) rounds, so K = T·s ≈ kN gradient computations per client;
 * ``lr`` η_0, ``lr_beta`` β, ``lr_power`` p; ``evals_per_epoch``: the server's model is evaluated every
   round(N/(s·evals_per_epoch)) rounds and after the last;
+* ``step_scaling``: "sum" (η̄ times U = Σ clipped + noise, the default) or "mean" (η̄·U/s: §2 of the paper,
+  "we discount averaging the sum represented by U by scaling the step size inversely with s_i"); the
+  mechanism, hence ε, is the same (post-processing of U);
 * a "non-private" run of the paper (no noise) is ``clipping="individual"`` with σ = 0 (clipped, noiseless)
   or ``clipping="none"``.
 """
@@ -84,7 +87,7 @@ def async_train_config(cfg: RunConfig, n_local: int) -> TrainConfig:
         clip_norm=1.0 if cfg.clip_norm is None else cfg.clip_norm,
         noise_multiplier=cfg.noise_multiplier,
         noise_convention=cfg.noise_convention,
-        reduce="sum",
+        reduce="sum" if cfg.step_scaling == "sum" else "mean",
         lr=lr if cfg.lr_beta > 0 else cfg.lr,
         optimizer="sgd",
         engine=cfg.engine,

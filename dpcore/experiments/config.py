@@ -32,6 +32,7 @@ from dpcore.validation import check_choice, check_nonnegative, check_positive, c
 
 __all__ = [
     "RunConfig", "config_hash", "canonical_json", "LR_RULES", "EVAL_SPLITS", "DEVICES", "PROFILES", "CLIENT_DATA",
+    "STEP_SCALINGS",
 ]  # fmt: skip
 
 #: ``"constant"``: η = lr; ``"decay_on_drop"``: paper 003 App. H, η ×= lr_decay after an epoch whose
@@ -131,6 +132,9 @@ class RunConfig:
     lr_beta: float = 0.0
     lr_power: float = 1.0
     evals_per_epoch: int = 1
+    # paper 000 (issue 21): how a client's step uses U = Σ clipped + noise: "sum" (η̄·U, the trainer's reading of
+    # Algorithm 4) or "mean" (η̄·U/s_i: §2's "scaling the step size inversely with s_i"); see _check_p000
+    step_scaling: str = "sum"
     # paper 002 (issue 14): Xiao, Wan, Devadas (ModelMix), Algorithms 1-2 and Appendix E; the defaults
     # reproduce the runs above (no step count, plain SGD, no ModelMix, ℓ2 clipping, no training-loss log)
     steps: int | None = None
@@ -326,6 +330,10 @@ class RunConfig:
 #: i.i.d. copies; the paper's N_c is the full set) or "split" (disjoint seeded shards of N/n examples)
 CLIENT_DATA = ("replicate", "split")
 
+#: paper 000 (issue 21): a client's step η̄·U ("sum") or η̄·U/s_i ("mean"; U/s_i is the sum over the expected
+#: batch size s_i = q·N, as Opacus averages Poisson batches).  Post-processing of U: ε is the same.
+STEP_SCALINGS = ("sum", "mean")
+
 
 def _check_p000(cfg: RunConfig) -> None:
     """Validate the paper 000 fields of ``cfg`` (issue 13); the defaults are today's single-client run."""
@@ -336,6 +344,10 @@ def _check_p000(cfg: RunConfig) -> None:
     set_(cfg, "lr_beta", check_nonnegative("lr_beta", cfg.lr_beta))
     set_(cfg, "lr_power", check_range("lr_power", cfg.lr_power, 0.0, 1.0))
     set_(cfg, "evals_per_epoch", check_positive_int("evals_per_epoch", cfg.evals_per_epoch))
+    check_choice("step_scaling", cfg.step_scaling, STEP_SCALINGS)
+    if cfg.step_scaling != "sum" and cfg.clients == 1:
+        raise ValueError(f"step_scaling={cfg.step_scaling!r} is for the asynchronous trainer (clients > 1); "
+                         "the single-client trainer always averages (reduce='mean')")  # fmt: skip
     if cfg.lr_beta > 0 and cfg.lr_rule != "constant":
         raise ValueError(f"lr_beta > 0 (inverse-time step size) needs lr_rule='constant', got {cfg.lr_rule!r}")
     if cfg.client_data == "split" and cfg.train_size is not None and cfg.train_size - cfg.validation_size < cfg.clients:

@@ -51,7 +51,7 @@ import torch
 
 from dpcore.experiments.adapters import standard_epsilon
 from dpcore.experiments.asynchronous import async_trainer
-from dpcore.experiments.config import RunConfig
+from dpcore.experiments.config import STEP_SCALINGS, RunConfig
 from dpcore.experiments.datasets import PreparedData
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun, register
 from dpcore.papers.p000_proactive import calculator as pr
@@ -74,6 +74,7 @@ __all__ = [
     "scaled_s",
     "s_run_name",
     "eps_run_name",
+    "mode_run_name",
     "plan",
     "utility_graph",
     "paper_epsilon",
@@ -124,6 +125,9 @@ class Scale:
     reduced: bool
     fixed_s: int | None = None
     utility_sigmas: tuple[float, ...] | None = None  # None: UTILITY_SIGMAS[dataset]
+    #: step scalings run (issue 21): "sum" (η̄·U, the default reading) first; each other mode repeats the s sweep,
+    #: the ε sweep and the non-private run at the paper's C under run names prefixed "<mode>/"
+    step_scalings: tuple[str, ...] = ("sum",)
 
     @property
     def sigmas(self) -> tuple[float, ...]:
@@ -141,7 +145,7 @@ class Scale:
 SCALES: dict[tuple[str, str], Scale] = {
     ("mnist", "paper"): Scale("mnist", None, None, N_CLIENTS, 6, (10, 25, 50, 100, 200, 300, 370),
                               (0.15007, 0.2, 0.25, 0.5, 0.75, 1.0, 2.0), (0.025, 0.05, 0.075, 0.1, 0.2), 20, 5, 512,
-                              False),
+                              False, step_scalings=("sum", "mean")),
     ("cifar10", "paper"): Scale("cifar10", None, None, N_CLIENTS, 7, (10, 25, 50, 100, 300, 500, 689),
                                 (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0), (0.025, 0.05, 0.075, 0.1, 0.2), 20, 5, 64,
                                 False),
@@ -189,7 +193,14 @@ def eps_run_name(dataset: str, label: float) -> str:
     return f"eps/{label:g}"
 
 
-def _config(sc: Scale, profile: str, *, s: int, sigma: float, clip: float) -> RunConfig:
+def mode_run_name(step_scaling: str, name: str) -> str:
+    """Run name of ``name`` under ``step_scaling``: unchanged for "sum" (the default reading), "<mode>/name" else."""
+    if step_scaling not in STEP_SCALINGS:
+        raise ValueError(f"step_scaling must be one of {STEP_SCALINGS}, got {step_scaling!r}")
+    return name if step_scaling == "sum" else f"{step_scaling}/{name}"
+
+
+def _config(sc: Scale, profile: str, *, s: int, sigma: float, clip: float, step_scaling: str = "sum") -> RunConfig:
     model, kwargs = _MODELS[sc.dataset]
     return RunConfig(
         dataset=sc.dataset, model=model, model_kwargs=kwargs, sampling="poisson", clipping="individual",
@@ -197,34 +208,44 @@ def _config(sc: Scale, profile: str, *, s: int, sigma: float, clip: float) -> Ru
         epochs=sc.epochs, lr=ETA0, train_size=sc.train_size, test_size=sc.test_size, seed=0,
         max_physical_batch=sc.max_physical_batch, profile=profile, clients=sc.clients, client_data="replicate",
         delay_prob=DELAY_PROB, lr_beta=BETA, lr_power=POWER, evals_per_epoch=sc.evals_per_epoch,
+        step_scaling=step_scaling,
     )  # fmt: skip
 
 
 def plan(dataset: str, profile: str) -> list[PlannedRun]:
     """The runs of ``dataset`` at ``profile``: s sweep, ε sweep (rows equal to an s-sweep run are not repeated),
-    noiseless runs per C (non-private baseline and utility graph)."""
+    noiseless runs per C (non-private baseline and utility graph); then, for each further step scaling of the
+    scale (issue 21), the s sweep, the ε sweep and the non-private run at the paper's C under "<mode>/" names."""
     sc = _scale(dataset, profile)
     label = "; REDUCED (quick profile)" if sc.reduced else ""
     sweep_sigma = _sweep_sigma(dataset)
-    runs = []
-    for s in sc.s_sweep:
-        note = f"{_SWEEP_TABLE[dataset]} s sweep: paper s = {s}, run s = {scaled_s(sc, s)}, σ = {sweep_sigma:g}{label}"
-        runs.append(PlannedRun(s_run_name(s), _config(sc, profile, s=s, sigma=sweep_sigma, clip=CLIP), note=note))
-    names = {r.name for r in runs}
     rows = _eps_rows(dataset)
-    for eps in sc.eps_labels:
-        sigma, s = rows[eps]
-        name = eps_run_name(dataset, eps)
-        if name in names:
-            continue
-        note = f"{_EPS_TABLE[dataset]} row ε = {eps:g}: σ = {sigma:g}, paper s = {s}, run s = {scaled_s(sc, s)}{label}"
-        runs.append(PlannedRun(name, _config(sc, profile, s=s, sigma=sigma, clip=CLIP), note=note))
     s_np = max(tables.TABLE_3_5[_SWEEP_TABLE[dataset]][4])
-    for clip in sc.clips:
-        note = (
-            f"noiseless (σ = 0) clipped SGD, C = {clip:g}, paper s = {s_np}: non-private baseline / utility w*{label}"
-        )
-        runs.append(PlannedRun(f"nonprivate/C{clip:g}", _config(sc, profile, s=s_np, sigma=0.0, clip=clip), note=note))
+    runs: list[PlannedRun] = []
+    for mode in sc.step_scalings:
+        tag = "" if mode == "sum" else f"; step_scaling={mode} (η̄·U/s_i, §2's reading)"
+        mode_runs = []
+        for s in sc.s_sweep:
+            note = (f"{_SWEEP_TABLE[dataset]} s sweep: paper s = {s}, run s = {scaled_s(sc, s)}, "
+                    f"σ = {sweep_sigma:g}{tag}{label}")  # fmt: skip
+            cfg = _config(sc, profile, s=s, sigma=sweep_sigma, clip=CLIP, step_scaling=mode)
+            mode_runs.append(PlannedRun(mode_run_name(mode, s_run_name(s)), cfg, note=note))
+        names = {r.name for r in mode_runs}
+        for eps in sc.eps_labels:
+            sigma, s = rows[eps]
+            name = mode_run_name(mode, eps_run_name(dataset, eps))
+            if name in names:
+                continue
+            note = (f"{_EPS_TABLE[dataset]} row ε = {eps:g}: σ = {sigma:g}, paper s = {s}, "
+                    f"run s = {scaled_s(sc, s)}{tag}{label}")  # fmt: skip
+            cfg = _config(sc, profile, s=s, sigma=sigma, clip=CLIP, step_scaling=mode)
+            mode_runs.append(PlannedRun(name, cfg, note=note))
+        for clip in sc.clips if mode == "sum" else sc.clips[:1]:
+            note = (f"noiseless (σ = 0) clipped SGD, C = {clip:g}, paper s = {s_np}: non-private baseline / "
+                    f"utility w*{tag}{label}")  # fmt: skip
+            cfg = _config(sc, profile, s=s_np, sigma=0.0, clip=clip, step_scaling=mode)
+            mode_runs.append(PlannedRun(mode_run_name(mode, f"nonprivate/C{clip:g}"), cfg, note=note))
+        runs.extend(mode_runs)
     return runs
 
 
