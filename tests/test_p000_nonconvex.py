@@ -204,6 +204,8 @@ def test_claims_are_separate_from_the_tables_notebook():
         ({"lr_power": 2.0}, "lr_power"),
         ({"evals_per_epoch": 0}, "evals_per_epoch"),
         ({"lr_rule": "decay_on_drop", "lr_decay": 0.9}, "lr_beta"),
+        ({"step_scaling": "avg"}, "step_scaling"),
+        ({"step_scaling": "mean", "clients": 1}, "step_scaling"),
     ],
 )
 def test_bad_fields_raise(change, match):
@@ -226,3 +228,32 @@ def test_bad_inputs_raise():
         nr.run_frame("svhn", "quick")
     with pytest.raises(ValueError, match="runs"):
         nr.missing_runs("not a frame")
+
+
+# ---------------------------------------------------------------------------------- step_scaling (issue 21)
+def test_step_scaling_mean_is_the_sum_version_with_lr_over_s_and_keeps_hashes_and_epsilon():
+    """§2 of paper 000: "scaling the step size inversely with s_i": η̄·U/s equals the "sum" run at lr η̄/s."""
+    mean_cfg = _cfg(step_scaling="mean", batch_size=12, lr=0.3)
+    sum_cfg = _cfg(batch_size=12, lr=0.3 / 12)
+    data = datasets.prepare(mean_cfg)
+    assert config_hash(_cfg()) == config_hash(_cfg(step_scaling="sum"))  # the default keeps old run names
+    assert async_train_config(mean_cfg, 96).reduce == "mean" and async_train_config(sum_cfg, 96).reduce == "sum"
+    a, b = async_trainer(mean_cfg, data), async_trainer(sum_cfg, data)
+    a.run(), b.run()
+    for p, q in zip(a.model.parameters(), b.model.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-7)
+    ra, rb = a.records()[0], b.records()[0]
+    assert ra["noise_std"] == rb["noise_std"] and ra["steps"] == rb["steps"]  # same mechanism, same ε
+    assert t0.standard_per_client(ra, mean_cfg).value == t0.standard_per_client(rb, sum_cfg).value
+
+
+def test_paper_plan_repeats_the_sweeps_under_step_scaling_mean():
+    runs = {r.name: r for r in t0.plan("mnist", "paper")}
+    assert runs["mean/s/370"].config.step_scaling == "mean" and runs["s/370"].config.step_scaling == "sum"
+    assert config_hash(runs["mean/s/370"].config) != config_hash(runs["s/370"].config)
+    assert {f"mean/s/{s}" for s in (10, 25, 50, 100, 200, 300, 370)} <= set(runs)
+    assert {f"mean/eps/{e:g}" for e in (0.2, 0.25, 0.5, 0.75, 1.0, 2.0)} <= set(runs)
+    assert "mean/nonprivate/C0.025" in runs and "mean/nonprivate/C0.05" not in runs
+    assert "step_scaling=mean" in runs["mean/s/370"].note
+    with pytest.raises(ValueError, match="step_scaling"):
+        t0.mode_run_name("avg", "s/370")

@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from dpcore.experiments.config import config_hash
+from dpcore.experiments.config import STEP_SCALINGS, config_hash
 from dpcore.experiments.registry import get
 from dpcore.experiments.store import Store, decode_float
 from dpcore.papers.p000_proactive import tables
@@ -66,23 +66,40 @@ def _kind(name: str) -> str:
     return name.split("/", 1)[0]
 
 
-def run_frame(dataset: str, profile: str, *, results_root: str | Path | None = None) -> pd.DataFrame:
-    """One row per planned run: name, kind (s / eps / nonprivate), status, s (paper's and run's), σ, C, the Table 7/8
-    label, final and best accuracy, wall seconds, and ε under each accountant (value and label)."""
+def _check_step_scaling(step_scaling: str) -> str:
+    if step_scaling not in STEP_SCALINGS:
+        raise ValueError(f"step_scaling must be one of {STEP_SCALINGS}, got {step_scaling!r}")
+    return step_scaling
+
+
+def _mode_runs(exp: Any, profile: str, store: Store, step_scaling: str) -> list[tuple[Any, str]]:
+    """(planned run, its name without the mode prefix) of the runs under ``step_scaling``."""
+    prefix = "" if _check_step_scaling(step_scaling) == "sum" else f"{step_scaling}/"
+    return [(run, run.name[len(prefix):]) for run in exp.runs(profile, store.load)
+            if run.config.step_scaling == step_scaling]  # fmt: skip
+
+
+def run_frame(
+    dataset: str, profile: str, *, results_root: str | Path | None = None, step_scaling: str = "sum"
+) -> pd.DataFrame:
+    """One row per planned run under ``step_scaling`` (issue 21; "sum" is the default reading): name, kind (s / eps /
+    nonprivate), status, s (paper's and run's), σ, C, the Table 7/8 label, final and best accuracy, wall seconds,
+    and ε under each accountant (value and label).  ``base`` is the name without the mode prefix."""
     exp = get(t0.EXPERIMENTS[_check_dataset(dataset)])
     store = Store.default(profile, exp.name, results_root=results_root)
     sc = t0._scale(dataset, profile)
     eps_of = {t0.eps_run_name(dataset, e): e for e in sc.eps_labels}
     rows = []
-    for run in exp.runs(profile, store.load):
+    for run, base in _mode_runs(exp, profile, store, step_scaling):
         cfg = run.config
         res = store.load(cfg)
         row: dict[str, Any] = {
-            "run": run.name, "kind": _kind(run.name), "status": "done" if res is not None else "todo",
+            "run": run.name, "base": base, "step_scaling": step_scaling, "kind": _kind(base),
+            "status": "done" if res is not None else "todo",
             "hash": config_hash(cfg), "s": cfg.batch_size, "sigma": cfg.noise_multiplier, "clip_norm": cfg.clip_norm,
-            "eps_label": eps_of.get(run.name, math.nan), "N": sc.N, "clients": cfg.clients, "note": run.note,
+            "eps_label": eps_of.get(base, math.nan), "N": sc.N, "clients": cfg.clients, "note": run.note,
         }  # fmt: skip
-        row["s_paper"] = int(run.name.split("/")[1]) if row["kind"] == "s" else math.nan
+        row["s_paper"] = int(base.split("/")[1]) if row["kind"] == "s" else math.nan
         for key in ("final_accuracy", "best_accuracy", "wall_seconds"):
             row[key] = decode_float((res or {}).get(key))
         for key in _EPS_KEYS:
@@ -93,13 +110,16 @@ def run_frame(dataset: str, profile: str, *, results_root: str | Path | None = N
     return pd.DataFrame(rows)
 
 
-def history_frame(dataset: str, profile: str, *, results_root: str | Path | None = None) -> pd.DataFrame:
-    """One row per (finished run, evaluation): run, epochs done, gradient computations per client, accuracy, loss."""
+def history_frame(
+    dataset: str, profile: str, *, results_root: str | Path | None = None, step_scaling: str = "sum"
+) -> pd.DataFrame:
+    """One row per (finished run under ``step_scaling``, evaluation): run, epochs done, gradient computations per
+    client, accuracy, loss."""
     exp = get(t0.EXPERIMENTS[_check_dataset(dataset)])
     store = Store.default(profile, exp.name, results_root=results_root)
     n = t0._scale(dataset, profile).N
     rows = []
-    for run in exp.runs(profile, store.load):
+    for run, _ in _mode_runs(exp, profile, store, step_scaling):
         res = store.load(run.config)
         for h in (res or {}).get("history", []):
             rows.append({"run": run.name, "epochs_done": float(h["epochs_done"]),
@@ -108,25 +128,44 @@ def history_frame(dataset: str, profile: str, *, results_root: str | Path | None
     return pd.DataFrame(rows, columns=["run", "epochs_done", "gradients", "accuracy", "loss"])
 
 
-def utility_frame(dataset: str, profile: str, *, results_root: str | Path | None = None) -> pd.DataFrame:
-    """The utility graph of every finished noiseless run: C, σ, mean and sd over draws of the test accuracy of
-    w* + N(0, C²σ² I), w*'s accuracy and the accuracy fraction (mean / w*'s)."""
+def utility_frame(
+    dataset: str,
+    profile: str,
+    *,
+    results_root: str | Path | None = None,
+    step_scaling: str = "sum",
+    reading: str = "printed",
+) -> pd.DataFrame:
+    """The utility graph of every finished noiseless run under ``step_scaling``: C, σ, mean and sd over draws of the
+    test accuracy of w* + N(0, (f·Cσ)² I), w*'s accuracy and the accuracy fraction (mean / w*'s).  ``reading`` picks
+    f: "printed" (f = 1, App. D.2) or one of :func:`~dpcore.papers.p000_proactive.training.last_round_factors`'
+    last-round scales ("last_round_sum", "last_round_mean"; empty for results written before issue 21)."""
+    if reading not in ("printed", "last_round_sum", "last_round_mean"):
+        raise ValueError(f"reading must be 'printed', 'last_round_sum' or 'last_round_mean', got {reading!r}")
     exp = get(t0.EXPERIMENTS[_check_dataset(dataset)])
     store = Store.default(profile, exp.name, results_root=results_root)
     rows = []
-    for run in exp.runs(profile, store.load):
+    for run, _ in _mode_runs(exp, profile, store, step_scaling):
         res = store.load(run.config)
         util = (res or {}).get("utility")
         if not util:
             continue
+        if reading == "printed":
+            curve, factor = util["accuracy"], 1.0
+        elif reading in util.get("readings", {}):
+            curve, factor = util["readings"][reading]["accuracy"], float(util["readings"][reading]["factor"])
+        else:
+            continue
         base = float(util["base_accuracy"])
-        for sigma, accs in zip(util["sigmas"], util["accuracy"], strict=True):
+        for sigma, accs in zip(util["sigmas"], curve, strict=True):
             a = np.asarray(accs, dtype=float)
-            rows.append({"run": run.name, "clip_norm": float(util["clip_norm"]), "sigma": float(sigma),
+            rows.append({"run": run.name, "reading": reading, "factor": factor,
+                         "clip_norm": float(util["clip_norm"]), "sigma": float(sigma),
                          "mean": float(a.mean()), "sd": float(a.std(ddof=1)) if a.size > 1 else 0.0,
                          "draws": int(a.size), "base_accuracy": base,
                          "fraction": float(a.mean()) / base if base > 0 else math.nan})  # fmt: skip
-    return pd.DataFrame(rows, columns=["run", "clip_norm", "sigma", "mean", "sd", "draws", "base_accuracy", "fraction"])
+    return pd.DataFrame(rows, columns=["run", "reading", "factor", "clip_norm", "sigma", "mean", "sd", "draws",
+                                       "base_accuracy", "fraction"])  # fmt: skip
 
 
 def missing_runs(runs: pd.DataFrame) -> list[str]:

@@ -77,6 +77,7 @@ __all__ = [
     "mode_run_name",
     "plan",
     "utility_graph",
+    "last_round_factors",
     "paper_epsilon",
     "theorem_epsilon",
     "standard_per_client",
@@ -249,10 +250,32 @@ def plan(dataset: str, profile: str) -> list[PlannedRun]:
     return runs
 
 
+def last_round_factors(cfg: RunConfig, n_local: int) -> dict[str, float]:
+    """Scale of the Gaussian noise that the last server round adds to the final model, relative to N(0, C²σ² I)
+    (issue 21: the perturbation that actually reaches the last iterate, beside the utility graph's printed reading).
+
+    The last round i = T of each of the n clients adds η̄_T times its noise N(0, C²σ² I) (Algorithm 4, ``sum``) or
+    η̄_T/s times it (``mean``: §2's step size scaled inversely with s); the n clients' noises are independent, so
+    together they add N(0, (f·Cσ)² I) with f = η̄_T·√n (sum) or η̄_T·√n/s (mean), η̄_T = η_0/(1 + β t_T^p) and
+    t_T = (T − 1)·s (Table 1, footnote ‡).  ``printed`` is the paper's own reading f = 1 (App. D.2: w* + N(0, C²σ² I)).
+    """
+    if not isinstance(cfg, RunConfig):
+        raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
+    n_local = int(n_local)
+    if n_local < cfg.batch_size:
+        raise ValueError(f"n_local must be >= batch_size={cfg.batch_size}, got {n_local}")
+    steps = max(1, round(cfg.epochs * n_local / cfg.batch_size))
+    eta_last = cfg.lr / (1.0 + cfg.lr_beta * ((steps - 1) * cfg.batch_size) ** cfg.lr_power)
+    root_n = math.sqrt(cfg.clients)
+    return {"printed": 1.0, "last_round_sum": eta_last * root_n, "last_round_mean": eta_last * root_n / cfg.batch_size}
+
+
 def utility_graph(cfg: RunConfig, data: PreparedData, model: torch.nn.Module) -> dict[str, Any]:
-    """Paper 000's utility graph (Sec. 3.3, App. D.2) of a noiseless run: test accuracy of w* + N(0, C²σ² I) for each
-    σ of the profile's grid (:data:`UTILITY_SIGMAS`), several seeded draws each, beside w*'s own accuracy (empty for a
-    noisy run)."""
+    """Paper 000's utility graph (Sec. 3.3, App. D.2) of a noiseless run: test accuracy of w* + N(0, (f·Cσ)² I) for
+    each σ of the profile's grid (:data:`UTILITY_SIGMAS`), several seeded draws each, beside w*'s own accuracy
+    (empty for a noisy run).  ``accuracy`` is the paper's reading f = 1; ``readings`` adds, labelled, the scales f
+    of :func:`last_round_factors` (the noise the last round really adds under each step scaling), drawn with the
+    same seeds."""
     if cfg.noise_multiplier != 0 or cfg.clip_norm is None:
         return {}
     sc = _scale(cfg.dataset, cfg.profile)
@@ -260,22 +283,29 @@ def utility_graph(cfg: RunConfig, data: PreparedData, model: torch.nn.Module) ->
     params = [p for p in model.parameters() if p.requires_grad]
     w_star = [p.detach().clone() for p in params]
     base = evaluate(model)["test_accuracy"]
-    accuracy = []
-    for i, sigma in enumerate(sc.sigmas):
-        row = []
-        for d in range(sc.utility_draws if sigma > 0 else 1):
-            gen = make_generator(cfg.seed, "utility", i, d, device=params[0].device)
-            with torch.no_grad():
-                for p, w in zip(params, w_star, strict=True):
-                    noise = torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype)
-                    p.copy_(w + cfg.clip_norm * sigma * noise)
-            row.append(evaluate(model)["test_accuracy"])
-        accuracy.append(row)
+    factors = last_round_factors(cfg, int(data.train[0].shape[0]))
+
+    def curve(factor: float) -> list[list[float]]:
+        accuracy = []
+        for i, sigma in enumerate(sc.sigmas):
+            row = []
+            for d in range(sc.utility_draws if sigma > 0 else 1):
+                gen = make_generator(cfg.seed, "utility", i, d, device=params[0].device)
+                with torch.no_grad():
+                    for p, w in zip(params, w_star, strict=True):
+                        noise = torch.randn(p.shape, generator=gen, device=p.device, dtype=p.dtype)
+                        p.copy_(w + factor * cfg.clip_norm * sigma * noise)
+                row.append(evaluate(model)["test_accuracy"])
+            accuracy.append(row)
+        return accuracy
+
+    accuracy = curve(1.0)
+    readings = {name: {"factor": f, "accuracy": curve(f)} for name, f in factors.items() if name != "printed"}
     with torch.no_grad():
         for p, w in zip(params, w_star, strict=True):
             p.copy_(w)
     return {"utility": {"clip_norm": cfg.clip_norm, "sigmas": list(sc.sigmas),
-                        "base_accuracy": base, "accuracy": accuracy}}  # fmt: skip
+                        "base_accuracy": base, "accuracy": accuracy, "readings": readings}}  # fmt: skip
 
 
 # --------------------------------------------------------------------------- accountants
