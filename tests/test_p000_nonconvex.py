@@ -257,3 +257,27 @@ def test_paper_plan_repeats_the_sweeps_under_step_scaling_mean():
     assert "step_scaling=mean" in runs["mean/s/370"].note
     with pytest.raises(ValueError, match="step_scaling"):
         t0.mode_run_name("avg", "s/370")
+
+
+def test_why_ours_differs_frame_and_figure_show_not_run_readings():
+    import pandas as pd
+
+    def frame(mode, done):
+        rows = []
+        for _, base, _ in nr.WHY_QUANTITIES:
+            name = base if mode == "sum" else f"{mode}/{base}"
+            rows.append({"run": name, "base": base, "status": "done" if done else "todo", "final_accuracy": 0.5,
+                         "epsilon_paper": 0.15, "epsilon_standard": 0.04})  # fmt: skip
+        return pd.DataFrame(rows)
+
+    printed = {k: c.value for k, c in NONCONVEX_CLAIMS.items()}
+    modes = nr.mode_frame({"sum": frame("sum", True), "mean": frame("mean", False)}, printed)
+    assert len(modes) == 2 * len(nr.WHY_QUANTITIES)
+    assert modes[modes["reading"] == "sum"]["ours"].tolist() == [50.0] * 3
+    assert modes[modes["reading"] == "mean"]["ours"].isna().all()
+    assert modes.iloc[0]["printed"] == 93.0 and math.isnan(modes.iloc[2]["printed"])  # ε = 2: nothing printed
+    fig = nr.why_differs_figure(modes, {"printed": pd.DataFrame(columns=["clip_norm"])})
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "not run" in texts and any("PLD 0.04" in t for t in texts)
+    with pytest.raises(ValueError, match="step scalings"):
+        nr.mode_frame({"avg": frame("sum", True)}, printed)

@@ -38,6 +38,10 @@ __all__ = [
     "utility_figure",
     "fig03",
     "claim_values",
+    "WHY_QUANTITIES",
+    "READINGS",
+    "mode_frame",
+    "why_differs_figure",
 ]
 
 NAMES = {"mnist": "MNIST", "cifar10": "CIFAR-10"}
@@ -286,6 +290,79 @@ def fig03(runs: pd.DataFrame, history: pd.DataFrame, util: pd.DataFrame, *, titl
     axes[0, 0].set_title("(a) utility graph")
     axes[0, 1].set_title("(b) different s (Table 4)")
     axes[0, 2].set_title("(c) different ε (Table 7) and non-DP")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# --------------------------------------------------------------------------- why ours differs (issue 21)
+#: the MNIST quantities of the "why ours differs" figure: (label, base run name, claim key of the printed value)
+WHY_QUANTITIES: tuple[tuple[str, str, str | None], ...] = (
+    ("ε = 0.15 (Table 7 row 1, s = 370)", "s/370", "nonconvex.mnist.eps0.15.accuracy_pct"),
+    ("ε = 2 (Table 7)", "eps/2", None),
+    ("non-private (C = 0.025)", "nonprivate/C0.025", "nonconvex.mnist.nonprivate.accuracy_pct"),
+)
+#: the readings of paper 000's step (RunConfig.step_scaling) and how the figures name them
+READINGS = {"sum": "η̄·U (Algorithm 4 as printed)", "mean": "η̄·U/s (§2: step ∝ 1/s; step_scaling=mean)"}
+
+
+def mode_frame(frames: Mapping[str, pd.DataFrame], printed: Mapping[str, float]) -> pd.DataFrame:
+    """One row per (quantity of :data:`WHY_QUANTITIES`, reading): printed value, our final accuracy (%, NaN when the
+    run has no result), the run, and its ε (paper mode, PLD per client).  ``frames``: ``{step_scaling: run_frame}``;
+    ``printed``: ``{claim key: printed value}``."""
+    if not frames or any(k not in STEP_SCALINGS for k in frames):
+        raise ValueError(f"frames must map step scalings ({STEP_SCALINGS}) to run frames, got {sorted(frames)}")
+    rows = []
+    for label, base, key in WHY_QUANTITIES:
+        for mode, runs in frames.items():
+            hit = runs[runs["base"] == base]
+            done = hit[hit["status"] == "done"]
+            row = {"quantity": label, "reading": mode, "run": hit["run"].iloc[0] if len(hit) else None,
+                   "printed": float(printed[key]) if key is not None else math.nan,
+                   "ours": 100 * float(done["final_accuracy"].iloc[0]) if len(done) else math.nan,
+                   "epsilon_paper": float(done["epsilon_paper"].iloc[0]) if len(done) else math.nan,
+                   "epsilon_standard": float(done["epsilon_standard"].iloc[0]) if len(done) else math.nan}  # fmt: skip
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def why_differs_figure(modes: pd.DataFrame, utilities: Mapping[str, pd.DataFrame], *, title: str = "") -> Figure:
+    """Why ours differs (MNIST): (a) printed vs ours under each reading of the step, ε per bar; (b) the utility graph
+    at C = 0.025 under the printed perturbation N(0, C²σ² I) and the noise the last round really adds
+    (``utilities``: ``{reading: utility_frame}``)."""
+    from dpcore.plots_why import why_differs_bars
+
+    fig, axes = new_axes(2, 1, width=14.0, height=5.0)
+    quantities = list(dict.fromkeys(modes["quantity"]))
+    readings = list(dict.fromkeys(modes["reading"]))
+    ours = [[float(modes[(modes["quantity"] == q) & (modes["reading"] == r)]["ours"].iloc[0]) for q in quantities]
+            for r in readings]  # fmt: skip
+
+    def eps(r: str, q: str) -> str:
+        row = modes[(modes["quantity"] == q) & (modes["reading"] == r)].iloc[0]
+        if math.isinf(row["epsilon_standard"]):
+            return "ε = ∞"
+        return f"ε {row['epsilon_paper']:.3g} (PLD {row['epsilon_standard']:.2g})"
+
+    printed = [float(modes[modes["quantity"] == q]["printed"].iloc[0]) for q in quantities]
+    why_differs_bars(axes[0, 0], quantities, printed, [READINGS[r] for r in readings], ours,
+                     [[eps(r, q) for q in quantities] for r in readings], ylabel="final test accuracy (%)")  # fmt: skip
+    axes[0, 0].set_title("(a) printed vs ours, per reading of the step (ε: paper mode, PLD per client)", fontsize=9)
+    ax = axes[0, 1]
+    for k, (reading, util) in enumerate(utilities.items()):
+        u = util[util["clip_norm"] == t0.CLIP].sort_values("sigma") if len(util) else util
+        if u.empty:
+            ax.plot([], [], label=f"{reading}: not run", **series_style(k, n=max(len(utilities), 2)))
+            continue
+        f = float(u["factor"].iloc[0])
+        style = series_style(k, n=max(len(utilities), 2))
+        ax.errorbar(u["sigma"], u["fraction"], yerr=u["sd"] / u["base_accuracy"], capsize=2,
+                    label=f"{reading}: w* + N(0, ({f:.3g}·Cσ)² I)", **style)  # fmt: skip
+    ax.axhline(0.9, color="0.4", linestyle=":", linewidth=1)
+    ax.axvline(12.0, color="0.4", linestyle="--", linewidth=1)
+    ax.set(xlabel="σ", ylabel="accuracy fraction acc(w*+n)/acc(w*)",
+           title="(b) utility graph, C = 0.025: printed reading vs the last round's noise")  # fmt: skip
+    ax.legend(fontsize=6.5, loc="lower left")
     if title:
         fig.suptitle(title)
     return fig

@@ -1,0 +1,67 @@
+"""The "why ours differs" bar chart: a printed number beside ours under each named reading of the paper.
+
+For each quantity (a group of bars) the first bar is the number the paper printed and the next ones are ours under
+each reading (the algorithm as printed, the authors' practice as a named mode, ...), every bar annotated with its
+value and with the ε of the mechanism that ran (a mode's ε is that of its own noise, never the paper's claim).
+Readings without a run are drawn as an empty slot with "not run".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import seaborn as sns
+from matplotlib.axes import Axes
+
+from dpcore.plots import PALETTE
+
+__all__ = ["why_differs_bars"]
+
+
+def why_differs_bars(
+    ax: Axes,
+    quantities: Sequence[str],
+    printed: Sequence[float],
+    readings: Sequence[str],
+    ours: Sequence[Sequence[float]],
+    eps_text: Sequence[Sequence[str]],
+    *,
+    ylabel: str = "value",
+    fmt: str = "{:.1f}",
+) -> Axes:
+    """Grouped bars on ``ax``: per quantity, ``printed`` then ``ours[r][q]`` for each reading ``r`` (NaN: not run),
+    each of ours annotated with its value and ``eps_text[r][q]`` (e.g. "ε 0.15 (PLD 0.04)")."""
+    quantities = [str(q) for q in quantities]
+    readings = [str(r) for r in readings]
+    if not quantities or not readings:
+        raise ValueError("quantities and readings must be non-empty")
+    pub = np.asarray(printed, dtype=float)
+    if pub.shape != (len(quantities),):
+        raise ValueError(f"printed must have one value per quantity ({len(quantities)})")
+    mine = np.asarray(ours, dtype=float)
+    if mine.shape != (len(readings), len(quantities)):
+        raise ValueError(f"ours must be {len(readings)} readings × {len(quantities)} quantities, got {mine.shape}")
+    if len(eps_text) != len(readings) or any(len(row) != len(quantities) for row in eps_text):
+        raise ValueError(f"eps_text must be {len(readings)} readings × {len(quantities)} quantities")
+    colours = sns.color_palette(PALETTE, len(readings) + 1)
+    width = 0.8 / (len(readings) + 1)
+    pos = np.arange(len(quantities))
+    ax.bar(pos - 0.4 + width / 2, np.where(np.isfinite(pub), pub, 0.0), width, label="printed", color=colours[0])
+    for q, value in enumerate(pub):
+        text = fmt.format(value) if math.isfinite(value) else "not printed"
+        ax.annotate(text, (pos[q] - 0.4 + width / 2, value if math.isfinite(value) else 0.0), ha="center",
+                    va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")  # fmt: skip
+    for r, reading in enumerate(readings):
+        x = pos - 0.4 + width * (r + 1.5)
+        ax.bar(x, np.where(np.isfinite(mine[r]), mine[r], 0.0), width, label=reading, color=colours[r + 1])
+        for q, value in enumerate(mine[r]):
+            text = f"{fmt.format(value)}\n{eps_text[r][q]}" if math.isfinite(value) else "not run"
+            ax.annotate(text, (x[q], value if math.isfinite(value) else 0.0), ha="center", va="bottom", fontsize=6,
+                        xytext=(0, 2), textcoords="offset points", rotation=90)  # fmt: skip
+    ax.set_xticks(pos, quantities)
+    ax.set_ylabel(ylabel)
+    ax.margins(y=0.35)
+    ax.legend(fontsize=7, loc="upper right", framealpha=0.9)
+    return ax
