@@ -1,11 +1,18 @@
 """Claims registry: every published number a notebook regenerates, next to ours.
 
 A *claim specification* (:class:`ClaimSpec`) holds one number of a paper (or of another
-publication) with where it comes from (``source``: ``printed`` / ``derived`` / ``reference``,
-and ``location``), the tolerance it is compared with, and, when we know the paper's number is
-wrong, an :class:`Erratum` with the value we expect instead and the evidence.  The
-specifications live in each paper package's ``claims.py``; notebooks only compute our value
-and call :meth:`ClaimsLog.check` (or :meth:`dpcore.report.Report.check`).
+publication) with where it comes from (``source``: ``printed`` / ``derived`` / ``reference`` /
+``consistency``, and ``location``), the tolerance it is compared with, and, when we know the
+paper's number is wrong, an :class:`Erratum` with the value we expect instead and the evidence.
+A printed range ("30–40 %") is an :class:`Interval`: ours reproduces it when it lies inside.
+The specifications live in each paper package's ``claims.py``, which also says which notebook
+checks each of them (:class:`NotebookClaims`); notebooks only compute our value and call
+:meth:`ClaimsLog.check` (or :meth:`dpcore.report.Report.check`), with ``None`` and the reason
+for a claim they do not compute at their profile.
+
+``consistency`` rows hold a value the paper's own setup fixes by construction (a calibration
+target, a number read off the formula a figure plots): they check that our code is consistent
+with it, reproduce nothing, and the scorecard counts them apart from the paper's numbers.
 
 The status of a claim is never typed by hand; :func:`compute_status` derives it:
 
@@ -49,6 +56,7 @@ __all__ = [
     "COLUMNS",
     "PAPERS",
     "PROFILES",
+    "REASON_CHARS",
     "SCALES",
     "SOURCES",
     "STATUSES",
@@ -56,6 +64,8 @@ __all__ = [
     "ClaimSpec",
     "ClaimsLog",
     "Erratum",
+    "Interval",
+    "NotebookClaims",
     "Value",
     "collect",
     "compute_status",
@@ -63,13 +73,15 @@ __all__ = [
     "parse_value",
     "read_claims_csv",
     "scorecard_markdown",
+    "short_reason",
     "specs_by_key",
+    "unchecked",
     "values_match",
     "write_claims_csv",
 ]
 
 PAPERS = ("000", "001", "002", "003", "004", "ref")
-SOURCES = ("printed", "derived", "reference")
+SOURCES = ("printed", "derived", "reference", "consistency")
 STATUSES = ("reproduced", "differs-explained", "differs", "not-run")
 SCALES = ("any", "full")
 COLUMNS = (
@@ -87,14 +99,55 @@ COLUMNS = (
     "note",
 )
 
-Value = float | int | str | bool
-
 _KEY = re.compile(r"^[\w.+\-=]+$")
+REASON_CHARS = 100  # the longest one-line reason in the scorecard (the full note is in claims.csv)
 
 
 # ---------------------------------------------------------------------------------------------
 # values
 # ---------------------------------------------------------------------------------------------
+class Interval:
+    """A range the paper prints ("30–40 %" is ``Interval(0.3, 0.4)``; "σ ∈ [18, 22]" is ``Interval(18, 22)``).
+
+    Our value (a number) reproduces it when ``low − tol(low) ≤ ours ≤ high + tol(high)`` with
+    ``tol(x) = atol + rtol·|x|`` of the specification (usually 0: the range is the tolerance).
+    Written to ``claims.csv`` as ``[low, high]``.
+
+    >>> Interval(0.3, 0.4)
+    Interval(0.3, 0.4)
+    >>> format_value(Interval(18, 22))
+    '[18, 22]'
+    """
+
+    __slots__ = ("low", "high")
+
+    def __init__(self, low: float, high: float) -> None:
+        for name, bound in (("low", low), ("high", high)):
+            if not _is_number(bound) or not math.isfinite(float(bound)):
+                raise ValueError(f"interval {name} must be a finite number, got {bound!r}")
+        if not low < high:
+            raise ValueError(f"interval low must be < high, got [{low!r}, {high!r}]")
+        self.low = low
+        self.high = high
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Interval) and (self.low, self.high) == (other.low, other.high)
+
+    def __hash__(self) -> int:
+        return hash((Interval, self.low, self.high))
+
+    def __repr__(self) -> str:
+        return f"Interval({self.low!r}, {self.high!r})"
+
+    def contains(self, value: float, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
+        """Whether ``value`` lies in the range widened by ``atol + rtol·|bound|`` at each end."""
+        low, high, val = float(self.low), float(self.high), float(value)
+        return low - (atol + rtol * abs(low)) <= val <= high + (atol + rtol * abs(high))
+
+
+Value = float | int | str | bool | Interval
+
+
 def _is_bool(value: Any) -> bool:
     return isinstance(value, bool | np.bool_)
 
@@ -108,11 +161,14 @@ def _is_missing(value: Any) -> bool:
     return value is None or (_is_number(value) and math.isnan(float(value)))
 
 
-def _check_value(name: str, value: Any) -> None:
+def _check_value(name: str, value: Any, *, interval: bool = False) -> None:
+    kinds = "a number, string, bool or Interval" if interval else "a number, string or bool"
     if _is_missing(value):
-        raise ValueError(f"{name} must be a number, string or bool, not None/NaN (got {value!r})")
+        raise ValueError(f"{name} must be {kinds}, not None/NaN (got {value!r})")
+    if isinstance(value, Interval) and interval:
+        return
     if not (_is_bool(value) or _is_number(value) or isinstance(value, str)):
-        raise ValueError(f"{name} must be a number, string or bool, got {type(value).__name__} {value!r}")
+        raise ValueError(f"{name} must be {kinds}, got {type(value).__name__} {value!r}")
 
 
 def _check_tolerance(name: str, tol: Any) -> float:
@@ -131,12 +187,17 @@ def values_match(reference: Value, ours: Any, *, rtol: float = 0.0, atol: float 
 
     Types never mix: a bool only equals a bool (``True`` is not ``1``), a string only equals the
     same string (tolerances do not apply to strings), a number only equals a number; an infinite
-    reference equals only the same infinity.  ``None``/NaN never match.
+    reference equals only the same infinity.  ``None``/NaN never match.  An :class:`Interval`
+    reference matches a finite number inside it (widened by the tolerances at each end).
     """
     rtol = _check_tolerance("rtol", rtol)
     atol = _check_tolerance("atol", atol)
     if _is_missing(ours) or _is_missing(reference):
         return False
+    if isinstance(reference, Interval):
+        return _is_number(ours) and math.isfinite(float(ours)) and reference.contains(ours, rtol=rtol, atol=atol)
+    if isinstance(ours, Interval):
+        raise ValueError(f"our_value must be a number, string, bool or None, not an Interval ({ours!r})")
     if _is_bool(reference) or _is_bool(ours):
         return _is_bool(reference) and _is_bool(ours) and bool(reference) == bool(ours)
     if isinstance(reference, str) or isinstance(ours, str):
@@ -159,9 +220,12 @@ def _tolerance_text(rtol: float, atol: float) -> str:
 
 
 def format_value(value: Any) -> str:
-    """A value as written to ``claims.csv``: ``""`` for None/NaN, ``True``/``False``, full-precision numbers."""
+    """A value as written to ``claims.csv``: ``""`` for None/NaN, ``True``/``False``, full-precision numbers,
+    ``[low, high]`` for an :class:`Interval`."""
     if _is_missing(value):
         return ""
+    if isinstance(value, Interval):
+        return f"[{format_value(value.low)}, {format_value(value.high)}]"
     if _is_bool(value):
         return str(bool(value))
     if isinstance(value, numbers.Integral):
@@ -172,11 +236,16 @@ def format_value(value: Any) -> str:
 
 
 def parse_value(text: str, like: Value | None = None) -> Value | None:
-    """Inverse of :func:`format_value`; ``like`` (the specification's value) says when text stays text."""
+    """Inverse of :func:`format_value`; ``like`` (the specification's value) says when text stays text
+    (a ``str``) or may be a range (an :class:`Interval`: ``[low, high]``; a plain number stays a number)."""
     if text == "":
         return None
     if isinstance(like, str):
         return text
+    bounds = re.fullmatch(r"\[(\S+), (\S+)\]", text) if isinstance(like, Interval) else None
+    if bounds is not None:
+        low, high = (parse_value(b) for b in bounds.groups())
+        return Interval(low, high)
     if text in ("True", "False"):
         return text == "True"
     try:
@@ -198,13 +267,15 @@ class Erratum:
     ``evidence`` names the check that shows it, in one or two sentences (e.g. "Thm 3.1 with
     s = 1267 gives eps = 1.2498; the printed 1.5 needs s = 1500").  A claim whose value misses
     the printed number is ``differs-explained`` only when it matches ``expected`` within
-    ``atol + rtol * |expected|``.
+    ``atol + rtol * |expected|``.  ``summary`` (optional, at most :data:`REASON_CHARS` characters)
+    is the one-line reason the scorecard shows; without it, the first clause of ``evidence``.
     """
 
     expected: Value
     evidence: str
     rtol: float = 0.0
     atol: float = 0.0
+    summary: str = ""
 
     def __post_init__(self) -> None:
         _check_value("erratum.expected", self.expected)
@@ -213,6 +284,10 @@ class Erratum:
         _check_tolerance("erratum.atol", self.atol)
         if (isinstance(self.expected, str) or _is_bool(self.expected)) and (self.rtol or self.atol):
             raise ValueError(f"erratum.rtol/atol must be 0 for a str/bool expected value, got {self.expected!r}")
+        if not isinstance(self.summary, str) or len(self.summary) > REASON_CHARS or "\n" in self.summary:
+            raise ValueError(
+                f"erratum.summary must be one line of at most {REASON_CHARS} characters, got {self.summary!r}"
+            )
 
     @property
     def tolerance(self) -> str:
@@ -224,8 +299,10 @@ class ClaimSpec:
     """One number of a paper (or of another publication) and how ours is compared with it.
 
     ``source`` is ``printed`` (as printed; ``location`` says where: table/figure/equation/page),
-    ``derived`` (implied by the paper but not printed; ``location`` says how it follows) or
-    ``reference`` (another publication; ``location`` names it and the place).  ``scale="full"``
+    ``derived`` (implied by the paper but not printed; ``location`` says how it follows),
+    ``reference`` (another publication; ``location`` names it and the place) or ``consistency``
+    (a value the setup fixes by construction, e.g. a calibration target: a check of our code, not
+    a reproduction).  ``value`` may be an :class:`Interval` for a printed range.  ``scale="full"``
     marks a number measured by training at the paper's scale: at a reduced profile it is
     ``not-run`` (never compared with a different experiment).
     """
@@ -251,7 +328,7 @@ class ClaimSpec:
             raise ValueError(f"key must be letters, digits and . _ - + = only (no spaces or commas), got {self.key!r}")
         _check_text("artifact", self.artifact)
         _check_text("quantity", self.quantity)
-        _check_value("value", self.value)
+        _check_value("value", self.value, interval=True)
         if self.source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {self.source!r}")
         _check_text("location", self.location)
@@ -274,7 +351,52 @@ class ClaimSpec:
 
     @property
     def tolerance(self) -> str:
+        if isinstance(self.value, Interval):
+            widened = _tolerance_text(self.rtol, self.atol)
+            return "in range" if widened == "exact" else f"in range, {widened} at each end"
         return _tolerance_text(self.rtol, self.atol)
+
+
+@dataclass(frozen=True)
+class NotebookClaims:
+    """The claims of one paper that one notebook checks: ``notebook`` is its key under ``notebooks/``
+    (e.g. ``001_isrl_dp/mnist_logistic``), ``topic`` what they are about in a few words (the
+    scorecard's label, e.g. "Figs. 4, 7 (MNIST)"), ``keys`` the claim keys.  Every notebook reports
+    every one of its keys at every profile (``None`` with the reason where it does not compute it)."""
+
+    paper: str
+    notebook: str
+    topic: str
+    keys: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if self.paper not in PAPERS:
+            raise ValueError(f"paper must be one of {PAPERS}, got {self.paper!r}")
+        _check_text("notebook", self.notebook)
+        if not re.fullmatch(r"[\w.\-]+(/[\w.\-]+)+", self.notebook):
+            raise ValueError(f"notebook must be a key such as '001_isrl_dp/mnist_logistic', got {self.notebook!r}")
+        _check_text("topic", self.topic)
+        if not isinstance(self.keys, tuple) or not self.keys:
+            raise ValueError(f"keys must be a non-empty tuple of claim keys, got {self.keys!r}")
+        for key in self.keys:
+            _check_text("keys", key)
+        if len(set(self.keys)) != len(self.keys):
+            raise ValueError(f"keys of {self.notebook} must be distinct")
+
+    @classmethod
+    def of(cls, notebook: str, topic: str, specs: Iterable[ClaimSpec]) -> NotebookClaims:
+        """The claims ``specs`` (all of one paper; their keys, in order) checked by ``notebook``."""
+        specs = list(specs)
+        papers = {s.paper for s in specs}
+        if len(papers) != 1:
+            raise ValueError(f"specs must be a non-empty list of one paper's claims, got papers {sorted(papers)}")
+        return cls(papers.pop(), notebook, topic, tuple(s.key for s in specs))
+
+
+def unchecked(log: ClaimsLog, specs: Iterable[ClaimSpec]) -> list[ClaimSpec]:
+    """The specifications of ``specs`` that ``log`` has no row for yet (a notebook reports them as not-run)."""
+    done = {(c.paper, c.key) for c in log.claims}
+    return [s for s in specs if (s.paper, s.key) not in done]
 
 
 def specs_by_key(specs: Iterable[ClaimSpec]) -> dict[str, ClaimSpec]:
@@ -372,7 +494,7 @@ class ClaimsLog:
         if status == "not-run" and ours is not None:
             extra = f"full-scale claim; at reduced scale ours = {format_value(ours)}"
             ours = None
-        elif spec.erratum is not None and status != "reproduced":
+        elif spec.erratum is not None and status in ("differs", "differs-explained"):
             erratum = spec.erratum
             matched = "matches" if status == "differs-explained" else "does NOT match"
             extra = (
@@ -451,36 +573,221 @@ def _markdown_table(rows: list[dict], columns: Iterable[str]) -> str:
     return "\n".join(lines)
 
 
-def scorecard_markdown(rows: list[dict], *, profile: str = "quick") -> str:
-    """Counts per paper and status, then every row that is not ``reproduced``.
+# ---------------------------------------------------------------------------------------------
+# the scorecard
+# ---------------------------------------------------------------------------------------------
+_REDUCED = "full-scale claim; at reduced scale ours = "
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:figs?|eqs?|thm|tab|apps?|sec|cor|def|alg|ex|al|cf|vs|resp|approx|no|pp?|ca|e\.g|i\.e)|\b[a-z])$",
+    re.IGNORECASE,
+)
 
+
+def _first_clause(text: str) -> str:
+    """The text up to its first ``"; "`` or sentence end (abbreviations such as "Fig. 2" do not end one)."""
+    text = " ".join(str(text).split())
+    cut = text.find("; ")
+    cut = len(text) if cut < 0 else cut
+    for match in re.finditer(r"\. (?=[A-Z(])", text[:cut]):
+        if not _ABBREVIATION.search(text[: match.start()]):
+            cut = match.start()
+            break
+    return text[:cut].rstrip(" .:;")
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _short_value(value: Any) -> str:
+    """A claims.csv value (text, or a value of a :class:`Claim`) for the scorecard: numbers to 4 significant
+    digits, ``—`` for none."""
+    text = value if isinstance(value, str) else format_value(value)
+    if text == "":
+        return "—"
+    try:
+        number = float(text)
+    except ValueError:
+        return _shorten(text, 40)
+    if re.fullmatch(r"[+-]?\d+", str(text)):
+        return str(text)
+    return f"{number:.4g}"
+
+
+def short_reason(row: Mapping, spec: ClaimSpec | None = None, *, limit: int = REASON_CHARS) -> str:
+    """One line (at most ``limit`` characters) saying why a row is not ``reproduced``.
+
+    ``differs-explained``: the first clause of the erratum's evidence; ``differs``: what it
+    misses; ``not-run``: the notebook's reason (a reduced-scale run says so with our value).
+    The full note stays in ``claims.csv``.
+    """
+    status = row.get("status", "")
+    note = str(row.get("note", "") or "")
+    erratum = spec.erratum if spec is not None else None
+    if status == "reproduced":
+        return ""
+    if status == "not-run":
+        if note.startswith(_REDUCED):
+            ours = note[len(_REDUCED) :].split(";", 1)[0].strip()
+            text = f"full-scale claim, run at reduced scale here (ours there: {_short_value(ours)})"
+        else:
+            text = _first_clause(note) or "not computed at this profile"
+    elif status == "differs-explained" and erratum is not None:
+        text = erratum.summary or _first_clause(erratum.evidence)
+    elif status == "differs":
+        expected = "" if erratum is None else f" nor the erratum's {format_value(erratum.expected)}"
+        text = f"matches neither the paper ({row.get('tolerance', '')}){expected}"
+    else:
+        text = _first_clause(note)
+    return _shorten(text, limit)
+
+
+def _counts(rows: Iterable[Mapping]) -> dict[str, int]:
+    """Rows per status (consistency checks apart, under ``consistency`` / ``consistency-ok``)."""
+    counts = dict.fromkeys((*STATUSES, "consistency", "consistency-ok"), 0)
+    for row in rows:
+        if row.get("source") == "consistency":
+            counts["consistency"] += 1
+            counts["consistency-ok"] += row["status"] == "reproduced"
+        else:
+            counts[row["status"]] += 1
+    return counts
+
+
+def _count_phrase(counts: Mapping[str, int]) -> str:
+    """E.g. "12 of 15 reproduced, 2 match a pinned erratum, 1 not run here" (zero parts left out)."""
+    claims = sum(counts[s] for s in STATUSES)
+    parts = []
+    if claims:
+        parts.append(f"{counts['reproduced']} of {claims} reproduced")
+    if counts["differs-explained"]:
+        parts.append(f"{counts['differs-explained']} match a pinned erratum")
+    if counts["differs"]:
+        parts.append(f"**{counts['differs']} differ unexplained**")
+    if counts["not-run"]:
+        parts.append(f"{counts['not-run']} not run here")
+    if counts["consistency"]:
+        parts.append(f"{counts['consistency-ok']}/{counts['consistency']} consistency checks hold")
+    return ", ".join(parts)
+
+
+def _key_groups(keys: list[str], limit: int = 180) -> str:
+    """``table1.* (25), fig2.* (3)``: keys grouped by their first segment, shortened to ``limit``."""
+    groups: dict[str, int] = {}
+    for key in keys:
+        head = key.split(".", 1)[0]
+        groups[head] = groups.get(head, 0) + 1
+    text = ", ".join(f"`{h}`" if n == 1 and h in keys else f"`{h}.*` ({n})" for h, n in groups.items())
+    return _shorten(text, limit)
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def scorecard_markdown(
+    rows: list[dict],
+    *,
+    profile: str = "quick",
+    specs: Iterable[ClaimSpec] = (),
+    notebooks: Iterable[NotebookClaims] = (),
+    titles: Mapping[str, str] | None = None,
+) -> str:
+    """``SCORECARD.md`` of one profile, readable in two minutes.
+
+    First screen: one sentence per paper with its counts (``titles`` from the claims modules),
+    one line per topic (:class:`NotebookClaims`: which notebook checks what), and the counts
+    table.  Then, per paper, a table of the rows that differ from the printed value (key,
+    printed, ours, status, a one-line reason from :func:`short_reason`) and the rows not run
+    at this profile, grouped.  Consistency checks (``source = consistency``) are counted apart.
     Raises ``ValueError`` for a status outside :data:`STATUSES`.
     """
-    counts: dict[str, dict[str, int]] = {}
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
     for row in rows:
         if row["status"] not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {row['status']!r} ({row['paper']}/{row['key']})")
-        counts.setdefault(row["paper"], dict.fromkeys(STATUSES, 0))[row["status"]] += 1
-    table = [
-        {"paper": p, **{s: str(counts[p][s]) for s in STATUSES}, "total": str(sum(counts[p].values()))}
-        for p in sorted(counts)
-    ]
-    total = {"paper": "all", **{s: str(sum(c[s] for c in counts.values())) for s in STATUSES}}
-    total["total"] = str(len(rows))
-    table.append(total)
-    others = [r for r in rows if r["status"] != "reproduced"]
+    table = {(s.paper, s.key): s for s in specs}
+    titles = dict(titles or {})
+    topic_of = {(nb.paper, key): (nb.topic, nb.notebook) for nb in notebooks for key in nb.keys}
+    papers = sorted({r["paper"] for r in rows}, key=lambda p: PAPERS.index(p) if p in PAPERS else 99)
+    total = _counts(rows)
     parts = [
-        f"# Scorecard: published numbers vs dpcore (profile {profile})",
+        f"# Scorecard: the papers' numbers vs dpcore (profile {profile})",
         "",
-        "Generated by `make figures` from `claims.csv` next to this file; statuses are computed from the values, "
-        "the tolerances and the errata of the claim specifications (`dpcore/papers/*/claims.py`); "
-        "see `figures/ERRATA.md` for the errata.",
-        "",
-        _markdown_table(table, ["paper", *STATUSES, "total"]),
-        "",
-        f"## Rows not reproduced ({len(others)})",
-        "",
-        _markdown_table(others, COLUMNS) if others else "None.",
+        f"{len(rows)} claims checked at the {profile} profile: {_count_phrase(total)}.",
+        "“Match a pinned erratum”: ours differs from the printed number and equals the corrected value of `ERRATA.md`.",
+        "“Not run here”: not computed at this profile (the reason is below). Consistency checks hold a value fixed "
+        "by construction.",
+        "Generated by `make figures` from `claims.csv` beside this file (full notes there).",
         "",
     ]
-    return "\n".join(parts)
+    by_paper = {p: [r for r in rows if r["paper"] == p] for p in papers}
+    for paper in papers:
+        mine = by_paper[paper]
+        title = titles.get(paper, "")
+        name = f"**Paper {paper}**" if paper != "ref" else "**Reference publications**"
+        named = f"{name} ({title})" if title and paper != "ref" else name
+        parts.append(f"- {named}: {_count_phrase(_counts(mine))}.")
+        topics: dict[tuple[str, str], list[dict]] = {}
+        for row in mine:
+            topics.setdefault(topic_of.get((paper, row["key"]), ("other claims", "")), []).append(row)
+        if len(topics) > 1:
+            for (topic, _), group in topics.items():
+                parts.append(f"  - {topic}: {_count_phrase(_counts(group))}.")
+    parts += [
+        "",
+        "| paper | " + " | ".join(STATUSES) + " | consistency checks | total |",
+        "|" + "---|" * (len(STATUSES) + 3),
+    ]
+    for paper in [*papers, "all"]:
+        c = _counts(rows if paper == "all" else by_paper[paper])
+        n = len(rows if paper == "all" else by_paper[paper])
+        parts.append(
+            f"| {paper} | "
+            + " | ".join(str(c[s]) for s in STATUSES)
+            + f" | {c['consistency-ok']}/{c['consistency']} | {n} |"
+        )
+    for paper in papers:
+        parts += _paper_section(paper, by_paper[paper], table, titles.get(paper, ""), topic_of)
+    return "\n".join(parts) + "\n"
+
+
+def _paper_section(
+    paper: str,
+    rows: list[dict],
+    table: Mapping[tuple[str, str], ClaimSpec],
+    title: str,
+    topic_of: Mapping[tuple[str, str], tuple[str, str]],
+) -> list[str]:
+    heading = "Reference publications" if paper == "ref" else f"Paper {paper}" + (f": {title}" if title else "")
+    differ = [r for r in rows if r["status"] in ("differs", "differs-explained")]
+    not_run = [r for r in rows if r["status"] == "not-run"]
+    lines = ["", f"## {heading}", ""]
+    if not differ and not not_run:
+        return [*lines, f"All {len(rows)} rows reproduced."]
+    if differ:
+        lines += [
+            f"Differ from the printed value ({len(differ)}):",
+            "",
+            "| key | printed | ours | status | reason |",
+            "|---|---|---|---|---|",
+        ]
+        for r in differ:
+            reason = short_reason(r, table.get((r["paper"], r["key"])))
+            cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), r["status"], reason]
+            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append("")
+    if not_run:
+        lines += [f"Not run at this profile ({len(not_run)}), by topic and reason:", ""]
+        groups: dict[tuple[str, str], list[dict]] = {}
+        for r in not_run:
+            topic = topic_of.get((r["paper"], r["key"]), ("other claims", ""))[0]
+            reason = short_reason(r, table.get((r["paper"], r["key"])), limit=90)
+            generic = re.sub(r"\(ours there: [^)]*\)", "(ours in claims.csv)", reason)
+            groups.setdefault((topic, generic), []).append(r)
+        for (topic, reason), group in groups.items():
+            keys = [r["key"] for r in group]
+            lines.append(f"- {topic}: {len(group)} — {reason}: {_key_groups(keys)}")
+    return lines

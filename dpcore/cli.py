@@ -4,26 +4,36 @@ Commands:
 
 * ``epsilon``   -- ε of DP-SGD at a noise multiplier under every applicable accountant, each labelled
   rigorous (an upper bound on the true ε) or approximate (the GDP central limit theorem, which can be
-  below the true ε).
-* ``calibrate`` -- the smallest noise multiplier whose ε does not exceed a target (never overshoots).
+  below the true ε).  Printed values are rounded UP (:func:`format_up`): a printed bound is never below the
+  computed one.
+* ``calibrate`` -- the smallest noise multiplier whose ε does not exceed a target (never overshoots; the
+  printed σ is rounded up and the ε shown is the ε at the printed σ).
+
+The run: ``--sample-rate q`` or ``--batch-size b --dataset-size n`` (q = b/n, shown); ``--steps`` or
+``--epochs`` (converted exactly as the trainer does, :func:`dpcore.accounting.events.steps_for_epochs`);
+``--sampling poisson|fixed|shuffle``.  σ means noise std σ·C for every sampling (``--noise-convention
+replace_one`` for a paper's N(0, (2Cσ)²)); the neighbouring relation of the sampling is applied inside and
+printed.  ``--sampling shuffle`` is accounted by van Dijk et al.'s A_1 analysis, and a printed line says so.
 
 Other commands register a subparser with :func:`register` (a name, a help line, a function that adds
-the arguments, and a function that runs them and returns an exit code).
+the arguments, and a function that runs them and returns an exit code).  Only the options of the command
+being run are declared (and heavy modules are imported only when a command runs), so ``--help`` is fast.
 
 Example::
 
-    python -m dpcore epsilon --noise-multiplier 1.1 --sample-rate 0.0043 --epochs 60 --delta 1e-5
+    python -m dpcore epsilon --noise-multiplier 1.1 --batch-size 256 --dataset-size 60000 --epochs 60 --delta 1e-5
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Command", "COMMANDS", "register", "build_parser", "main"]
+__all__ = ["Command", "COMMANDS", "register", "build_parser", "format_up", "main"]
 
 
 @dataclass(frozen=True)
@@ -47,80 +57,224 @@ def register(command: Command) -> Command:
     return command
 
 
+# --------------------------------------------------------------------------- printing
+def format_up(value: float, digits: int = 6) -> str:
+    """``value`` written with ``digits`` significant digits, rounded UP (toward +∞), so that a printed bound is
+    never below the computed one (3.576111 → ``"3.57612"``, where rounding to nearest gives 3.57611).
+
+    >>> format_up(3.576111), format_up(2.0), format_up(1.2345e-7, 3), format_up(float("inf"))
+    ('3.57612', '2', '1.24e-7', 'inf')
+    """
+    from decimal import ROUND_CEILING, Decimal
+
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be an integer >= 1, got {digits!r}")
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    exact = Decimal(value)  # the binary value, digit for digit
+    step = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    return f"{exact.quantize(step, rounding=ROUND_CEILING).normalize():g}"
+
+
 # --------------------------------------------------------------------------- shared options
+_METHODS_BY_SAMPLING = {
+    "poisson": ("pld", "rdp", "rdp-mironov", "gdp"),
+    "fixed": ("rdp", "rdp-mironov", "gdp"),
+    "shuffle": ("a1",),
+}
+#: the flag of each parameter a library error may name
+_FLAGS = {
+    "noise_multiplier": "--noise-multiplier",
+    "target_epsilon": "--epsilon",
+    "sample_rate": "--sample-rate",
+    "batch_size": "--batch-size",
+    "dataset_size": "--dataset-size",
+    "steps": "--steps",
+    "epochs": "--epochs",
+    "delta": "--delta",
+    "rtol": "--rtol",
+    "method": "--method",
+    "sampling": "--sampling",
+    "noise_convention": "--noise-convention",
+}
+
+
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--sample-rate", type=float, required=True, help="probability q that a record joins a batch, in (0, 1]"
+        "--sample-rate",
+        type=float,
+        default=None,
+        help="probability q that a record joins a batch, in (0, 1]; or give --batch-size and --dataset-size",
     )
-    length = parser.add_mutually_exclusive_group(required=True)
-    length.add_argument("--steps", type=int, help="number of noisy gradient steps T (an integer >= 1)")
-    length.add_argument(
-        "--epochs", type=float, help="number of epochs E; the steps are T = ceil(E / sample_rate)"
-    )
-    parser.add_argument("--delta", type=float, required=True, help="the δ of (ε, δ)-DP, in (0, 1)")
     parser.add_argument(
-        "--sampling",
-        choices=("poisson", "fixed"),
-        default="poisson",
-        help="how batches are drawn: 'poisson' (add/remove-one neighbours, default) or 'fixed' (fixed-size "
-        "batches without replacement, replace-one neighbours; needs --dataset-size)",
+        "--batch-size", type=int, default=None, help="batch size b (with --dataset-size: q = b / n is derived)"
     )
     parser.add_argument(
         "--dataset-size",
         type=int,
         default=None,
-        help="number of records n (needed for --sampling fixed: the batch is sample_rate * n records)",
+        help="number of records n (with --batch-size; needed for --sampling fixed and shuffle)",
+    )
+    length = parser.add_mutually_exclusive_group(required=True)
+    length.add_argument("--steps", type=int, help="number of noisy gradient steps T (an integer >= 1)")
+    length.add_argument(
+        "--epochs",
+        type=float,
+        help="number of epochs E, converted to steps as the trainer does: max(1, round(E * round(n / b))) "
+        "(floor(n / b) rounds per epoch for shuffling)",
+    )
+    parser.add_argument("--delta", type=float, required=True, help="the δ of (ε, δ)-DP, in (0, 1)")
+    parser.add_argument(
+        "--sampling",
+        choices=tuple(_METHODS_BY_SAMPLING),
+        default="poisson",
+        help="how batches are drawn: 'poisson' (add/remove-one neighbours, default), 'fixed' (fixed-size "
+        "batches without replacement, replace-one neighbours) or 'shuffle' (disjoint batches of a permutation "
+        "per epoch: accounted by van Dijk et al.'s A_1 analysis); fixed and shuffle need the dataset size",
+    )
+    parser.add_argument(
+        "--noise-convention",
+        choices=("standard", "replace_one"),
+        default="standard",
+        help="what σ means: 'standard' (default) noise std σ·C as in DP-SGD, Opacus and TF Privacy, for every "
+        "sampling; 'replace_one' noise std 2σ·C (a paper's N(0, (2Cσ)²), e.g. van Dijk et al.)",
     )
 
 
+def _check_finite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    for key in ("noise_multiplier", "sample_rate", "delta", "epsilon", "epochs", "rtol"):
+        value = getattr(args, key, None)
+        if value is not None and not math.isfinite(value):
+            parser.error(f"argument --{key.replace('_', '-')}: must be a finite number, got {value}")
+
+
+def _resolve_rate(args: argparse.Namespace) -> None:
+    """Fill ``args.sample_rate`` from --batch-size / --dataset-size (and check they agree with it)."""
+    for key in ("dataset_size", "batch_size"):
+        if getattr(args, key) is not None and getattr(args, key) < 1:
+            raise ValueError(f"{key} must be an integer >= 1, got {getattr(args, key)}")
+    if args.sampling != "poisson" and args.dataset_size is None:
+        raise ValueError(f"dataset_size is needed for --sampling {args.sampling} (give --dataset-size)")
+    if args.batch_size is None:
+        if args.sample_rate is None:
+            raise ValueError("sample_rate is missing: give --sample-rate, or --batch-size with --dataset-size")
+        if args.dataset_size is not None and args.sampling != "poisson":
+            product = args.sample_rate * args.dataset_size
+            if product >= 1 and math.isclose(product, round(product), rel_tol=1e-9):
+                args.batch_size = round(product)
+        return
+    if args.dataset_size is None:
+        raise ValueError("dataset_size is needed with --batch-size (q = b / n)")
+    if not 1 <= args.batch_size <= args.dataset_size:
+        raise ValueError(f"batch_size must be in [1, dataset_size={args.dataset_size}], got {args.batch_size}")
+    derived = args.batch_size / args.dataset_size
+    if args.sample_rate is not None and not math.isclose(args.sample_rate, derived, rel_tol=1e-9):
+        raise ValueError(f"sample_rate={args.sample_rate:g} disagrees with batch_size / dataset_size = {derived:g}")
+    args.sample_rate = derived
+
+
 def _steps(args: argparse.Namespace) -> int:
-    from dpcore.accounting.dpsgd import resolve_steps
+    from dpcore.accounting.events import steps_for_epochs
 
-    return resolve_steps(args.sample_rate, args.steps, args.epochs)
+    if args.steps is not None:
+        if args.steps < 1:
+            raise ValueError(f"steps must be an integer >= 1, got {args.steps}")
+        return int(args.steps)
+    sizes = {"dataset_size": args.dataset_size, "batch_size": args.batch_size} if args.batch_size else {}
+    rate = None if sizes else args.sample_rate
+    return steps_for_epochs(args.epochs, sampling=args.sampling, sample_rate=rate, **sizes)
 
 
-def _methods(sampling: str) -> tuple[str, ...]:
-    from dpcore.accounting.dpsgd import METHODS
-
-    return METHODS if sampling == "poisson" else ("rdp", "rdp-mironov", "gdp")
+def _methods(args: argparse.Namespace) -> tuple[str, ...]:
+    allowed = _METHODS_BY_SAMPLING[args.sampling]
+    chosen = tuple(args.method) if args.method else allowed
+    for method in chosen:
+        if method not in allowed:
+            raise ValueError(f"method {method!r} does not account for sampling={args.sampling!r}; use one of {allowed}")
+    return chosen
 
 
 def _describe(args: argparse.Namespace, steps: int) -> str:
-    extra = f", n = {args.dataset_size}" if args.dataset_size is not None else ""
-    return f"sampling = {args.sampling}, q = {args.sample_rate:g}, T = {steps}, δ = {args.delta:g}{extra}"
+    if args.batch_size is not None and args.dataset_size is not None:
+        rate = f"q = {args.batch_size}/{args.dataset_size} = {args.sample_rate:.6g}"
+    else:
+        rate = f"q = {args.sample_rate:g}" + (f", n = {args.dataset_size}" if args.dataset_size else "")
+    length = f"T = {steps}" + (f" ({args.epochs:g} epochs, counted as the trainer does)" if args.epochs else "")
+    return f"sampling = {args.sampling}, {rate}, {length}, δ = {args.delta:g}"
+
+
+def _noise_text(args: argparse.Namespace) -> str:
+    return "noise std σ·C" if args.noise_convention == "standard" else "noise std 2σ·C (noise_convention replace_one)"
+
+
+def _shuffle_epsilon(args: argparse.Namespace, sigma: float, steps: int) -> float:
+    """ε of a shuffled run with individual clipping (the record accountant: van Dijk et al.'s A_1 analysis)."""
+    from dpcore.accounting.records import epsilon_for_record
+
+    if args.batch_size is None:
+        raise ValueError("batch_size is needed for --sampling shuffle (give --batch-size, or a whole q·n)")
+    kappa = 1.0 if args.noise_convention == "standard" else 2.0
+    record = dict(private=True, sampling="shuffle", clipping="individual", clip_norm=1.0, noise_multiplier=sigma,
+                  noise_convention=args.noise_convention, noise_std=kappa * sigma, dataset_size=args.dataset_size,
+                  batch_size=args.batch_size, steps=steps)  # fmt: skip
+    return epsilon_for_record(record, args.delta)
+
+
+def _epsilon(args: argparse.Namespace, sigma: float, steps: int, method: str) -> float:
+    if method == "a1":
+        return _shuffle_epsilon(args, sigma, steps)
+    from dpcore.accounting.dpsgd import dpsgd_epsilon
+
+    return dpsgd_epsilon(sigma, sample_rate=args.sample_rate, steps=steps, delta=args.delta, method=method,
+                         sampling=args.sampling, dataset_size=args.dataset_size,
+                         noise_convention=args.noise_convention)  # fmt: skip
+
+
+def _label(method: str) -> str:
+    return "approximate" if method == "gdp" else ("rigorous, against A_1" if method == "a1" else "rigorous")
+
+
+def _notes(args: argparse.Namespace) -> list[str]:
+    if args.sampling == "shuffle":
+        from dpcore.accounting.records import SHUFFLE_NOTE
+
+        return [f"note: {SHUFFLE_NOTE}"]
+    if args.sampling == "fixed":
+        from dpcore.accounting.dpsgd import describe
+
+        return ["note: " + describe("rdp", "fixed", args.noise_convention).split("; ", 1)[1]]
+    return []
 
 
 # --------------------------------------------------------------------------- epsilon
 def _epsilon_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--noise-multiplier", type=float, required=True, help="σ: noise std over the clipping norm, > 0"
+        "--noise-multiplier",
+        type=float,
+        required=True,
+        help="σ: noise std σ·C on the sum of gradients clipped to C (see --noise-convention), > 0",
     )
     _add_run_options(parser)
     parser.add_argument(
         "--method",
         action="append",
         default=None,
-        help="only this accountant (repeatable): pld, rdp, rdp-mironov or gdp; default: every applicable one",
+        choices=("pld", "rdp", "rdp-mironov", "gdp", "a1"),
+        help="only this accountant (repeatable): pld, rdp, rdp-mironov or gdp (a1 for shuffling); default: every "
+        "applicable one",
     )
 
 
 def _run_epsilon(args: argparse.Namespace) -> int:
-    from dpcore.accounting.dpsgd import dpsgd_epsilon, method_label
-
+    _resolve_rate(args)
     steps = _steps(args)
-    methods = tuple(args.method) if args.method else _methods(args.sampling)
-    print(f"DP-SGD, σ = {args.noise_multiplier:g}, {_describe(args, steps)}")
-    for method in methods:
-        eps = dpsgd_epsilon(
-            args.noise_multiplier,
-            sample_rate=args.sample_rate,
-            steps=steps,
-            delta=args.delta,
-            method=method,
-            sampling=args.sampling,
-            dataset_size=args.dataset_size,
-        )
-        print(f"  {method:<12} ε = {eps:.6g}   ({method_label(method)})")
+    methods = _methods(args)
+    values = [(method, _epsilon(args, args.noise_multiplier, steps, method)) for method in methods]
+    print(f"DP-SGD, σ = {args.noise_multiplier:g} ({_noise_text(args)}), {_describe(args, steps)}")
+    for line in _notes(args):
+        print(line)
+    for method, eps in values:
+        print(f"  {method:<12} ε = {format_up(eps)}   ({_label(method)})")
     return 0
 
 
@@ -130,31 +284,46 @@ def _calibrate_arguments(parser: argparse.ArgumentParser) -> None:
     _add_run_options(parser)
     parser.add_argument(
         "--method",
-        default="pld",
-        choices=("pld", "rdp", "rdp-mironov", "gdp"),
-        help="accountant used for the calibration (default pld; gdp is approximate)",
+        default=None,
+        choices=("pld", "rdp", "rdp-mironov", "gdp", "a1"),
+        help="accountant used for the calibration (default: pld for poisson, rdp for fixed, a1 for shuffle; "
+        "gdp is approximate)",
     )
     parser.add_argument(
-        "--rtol", type=float, default=1e-3, help="relative precision of σ (default 1e-3); σ is never too small"
+        "--rtol",
+        type=float,
+        default=1e-3,
+        help="relative precision of σ, in [1e-12, 1) (default 1e-3); σ is never too small",
     )
+
+
+def _calibrated_sigma(args: argparse.Namespace, steps: int, method: str) -> float:
+    if method == "a1":
+        from dpcore.accounting.calibrate import check_rtol, smallest_sigma
+
+        check_rtol(args.rtol)
+        return smallest_sigma(lambda s: _shuffle_epsilon(args, s, steps), args.epsilon, rtol=args.rtol)
+    from dpcore.accounting.dpsgd import dpsgd_noise_multiplier
+
+    return dpsgd_noise_multiplier(args.epsilon, sample_rate=args.sample_rate, steps=steps, delta=args.delta,
+                                  method=method, sampling=args.sampling, dataset_size=args.dataset_size,
+                                  noise_convention=args.noise_convention, rtol=args.rtol)  # fmt: skip
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
-    from dpcore.accounting.dpsgd import dpsgd_epsilon, dpsgd_noise_multiplier, method_label
-
+    if args.epsilon <= 0:
+        raise ValueError(f"target_epsilon must be in (0, inf), got {args.epsilon:g}")
+    _resolve_rate(args)
     steps = _steps(args)
-    common = dict(
-        sample_rate=args.sample_rate,
-        steps=steps,
-        delta=args.delta,
-        method=args.method,
-        sampling=args.sampling,
-        dataset_size=args.dataset_size,
-    )
-    sigma = dpsgd_noise_multiplier(args.epsilon, rtol=args.rtol, **common)
-    eps = dpsgd_epsilon(sigma, **common)
-    print(f"target ε = {args.epsilon:g}, {_describe(args, steps)}, method = {args.method}")
-    print(f"  noise multiplier σ = {sigma:.6g}   (ε at σ = {eps:.6g}, {method_label(args.method)})")
+    method = args.method or _METHODS_BY_SAMPLING[args.sampling][0]
+    _methods(argparse.Namespace(sampling=args.sampling, method=[method]))
+    sigma = _calibrated_sigma(args, steps, method)
+    shown = format_up(sigma)  # rounded up: more noise than calibrated, so ε at the printed σ stays <= the target
+    eps = _epsilon(args, float(shown), steps, method)
+    print(f"target ε = {args.epsilon:g}, {_describe(args, steps)}, method = {method}")
+    for line in _notes(args):
+        print(line)
+    print(f"  noise multiplier σ = {shown} ({_noise_text(args)})   (ε at σ = {format_up(eps)}, {_label(method)})")
     return 0
 
 
@@ -212,33 +381,51 @@ register(
 
 
 # --------------------------------------------------------------------------- entry point
-def build_parser() -> argparse.ArgumentParser:
-    """The ``dpcore`` parser with one subparser per registered command."""
+def build_parser(command: str | None = None, *, full: bool = True) -> argparse.ArgumentParser:
+    """The ``dpcore`` parser with one subparser per registered command.
+
+    ``full`` declares every command's options; otherwise only those of ``command`` (the one being run) are
+    declared and the others keep their help line, so ``dpcore --help`` and ``dpcore epsilon --help`` never
+    import what another command needs (torch for ``audit``).
+    """
     parser = argparse.ArgumentParser(
         prog="dpcore",
         description="dpcore: differential-privacy accounting for DP-SGD. Every ε printed is labelled "
-        "rigorous (an upper bound) or approximate.",
+        "rigorous (an upper bound, printed rounded up) or approximate.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for command in COMMANDS.values():
-        child = sub.add_parser(command.name, help=command.help, description=command.help)
-        command.add_arguments(child)
-        child.set_defaults(_run=command.run)
+    for name, spec in COMMANDS.items():
+        child = sub.add_parser(name, help=spec.help, description=spec.help)
+        if full or name == command:
+            spec.add_arguments(child)
+        child.set_defaults(_run=spec.run)
     return parser
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is one), if any."""
+    return next((word for word in argv if word in COMMANDS), None)
+
+
+def _flag_error(parser: argparse.ArgumentParser, exc: ValueError) -> None:
+    """``parser.error`` with the message of ``exc``, naming the command-line flag of the parameter it names."""
+    message = str(exc)
+    named = [(m.start(), flag) for key, flag in _FLAGS.items() if (m := re.search(rf"\b{key}\b", message))]
+    if named:
+        message = f"argument {min(named)[1]}: {message}"
+    parser.error(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; bad input exits with status 2 and a message naming the parameter."""
-    parser = build_parser()
+    """Run the command line; bad input exits with status 2 and a message naming the flag."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_of(argv), full=False)
     args = parser.parse_args(argv)
-    for key in ("noise_multiplier", "sample_rate", "delta", "epsilon", "epochs", "rtol"):
-        value = getattr(args, key, None)
-        if value is not None and not math.isfinite(value):
-            parser.error(f"--{key.replace('_', '-')} must be a finite number, got {value}")
+    _check_finite(parser, args)
     try:
         return int(args._run(args))
     except ValueError as exc:
-        parser.error(str(exc))
+        _flag_error(parser, exc)
     return 2  # pragma: no cover  (parser.error exits)
 
 

@@ -21,6 +21,9 @@ resolution 2^{j1}, second-order filters cropped to it; subsampling in Fourier; k
 On CIFAR-10 its coefficients agree with kymatio 0.3.0's to about 3e-7 of each order's maximum
 (tests/test_scattering_kymatio.py, run when the optional kymatio is installed; kymatio itself imports
 only through :mod:`dpcore.scattering_compat`, since SciPy 1.17 removed ``scipy.special.sph_harm``).
+``scatter_cnn`` normalises its input with GroupNorm or, with ``norm="standardize"``, with frozen per-channel
+statistics released by Tramèr & Boneh's private data normalisation (:class:`FrozenStandardize`: buffers set once,
+never batch statistics; :mod:`dpcore.training.private_norm` releases them and accounts for them).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ __all__ = [
     "AlexNetCIFAR",
     "Scattering2D",
     "ScatterCNN",
+    "FrozenStandardize",
+    "SCATTER_NORMS",
     "MODELS",
     "build_model",
     "count_parameters",
@@ -369,22 +374,66 @@ class Scattering2D(nn.Module):
             return torch.cat([self._transform(x[i : i + self.chunk]) for i in range(0, x.shape[0], self.chunk)])
 
 
+class FrozenStandardize(nn.Module):
+    """Per-channel (x − mean)/√(var + 1e-5) with released statistics, and 0 on channels whose variance is 0 --
+    Tramèr & Boneh's frozen batch normalisation of ScatterNet features (their ``standardize``).  The statistics
+    are buffers (no parameters: per-sample gradients are unaffected) set once by :meth:`set_statistics`, e.g. from
+    :func:`dpcore.training.private_norm.private_channel_statistics`; before that, ``forward`` refuses to run."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.channels = check_positive_int("channels", channels)
+        self.register_buffer("mean", torch.zeros(self.channels))
+        self.register_buffer("var", torch.ones(self.channels))
+        self.register_buffer("fitted", torch.zeros((), dtype=torch.bool))
+
+    def set_statistics(self, mean: Tensor, var: Tensor) -> None:
+        """Copy the released per-channel mean and variance (shape (channels,), finite, var >= 0)."""
+        for name, t in (("mean", mean), ("var", var)):
+            if not isinstance(t, Tensor) or tuple(t.shape) != (self.channels,) or not torch.isfinite(t).all():
+                raise ValueError(f"{name} must be a finite tensor of shape ({self.channels},), got {t!r}")
+        if (var < 0).any():
+            raise ValueError("var must be >= 0 in every channel")
+        with torch.no_grad():
+            self.mean.copy_(mean)
+            self.var.copy_(var)
+            self.fitted.fill_(True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not bool(self.fitted):
+            raise ValueError("FrozenStandardize has no statistics: call set_statistics(mean, var) first")
+        view = (1, -1) + (1,) * (x.ndim - 2)
+        var = self.var.view(view)
+        return (x - self.mean.view(view)) / torch.sqrt(var + 1e-5) * (var != 0).to(x.dtype)
+
+
+#: ScatterCNN input normalisations: GroupNorm (no privacy cost) or frozen released statistics
+SCATTER_NORMS = ("groupnorm", "standardize")
+
+
 class ScatterCNN(nn.Module):
-    """Tramèr & Boneh (2021) CNN on ScatterNet features (paper 002, Table I): GroupNorm(groups, affine=False) then
+    """Tramèr & Boneh (2021) CNN on ScatterNet features (paper 002, Table I): an input normalisation, then
 
     * ``dataset="cifar10"``: Conv3×3(243→64)+Tanh, MaxPool2, Conv3×3(64→64)+Tanh, Linear(1024→10): 187,210 parameters;
     * ``dataset="fmnist"``: Conv3×3 s2 (81→16)+Tanh, Conv3×3(16→32)+Tanh, Linear(512→32)+Tanh, Linear(32→10): 33,066.
 
+    ``norm="groupnorm"`` (default): GroupNorm(groups, affine=False) on the features.  ``norm="standardize"``:
+    :class:`FrozenStandardize` -- Tramèr & Boneh's private data normalisation ("BN"); its statistics must be
+    released privately and set with :meth:`set_input_statistics` before the model runs.
     With ``scattering=True`` the module starts with :class:`Scattering2D` (raw images in); otherwise it
     takes precomputed features (faster: compute the scattering once for the whole data set).
     """
 
-    def __init__(self, dataset: str = "cifar10", *, scattering: bool = False, groups: int = 27, num_classes: int = 10):
+    def __init__(self, dataset: str = "cifar10", *, scattering: bool = False, groups: int = 27, num_classes: int = 10,
+                 norm: str = "groupnorm"):  # fmt: skip
         super().__init__()
         check_choice("dataset", dataset, ("cifar10", "fmnist"))
+        check_choice("norm", norm, SCATTER_NORMS)
         channels, shape = (243, (32, 32)) if dataset == "cifar10" else (81, (28, 28))
         self.scattering = Scattering2D(shape) if scattering else None
-        self.norm = nn.GroupNorm(groups, channels, affine=False)
+        self.norm: nn.Module = (
+            nn.GroupNorm(groups, channels, affine=False) if norm == "groupnorm" else FrozenStandardize(channels)
+        )
         if dataset == "cifar10":
             self.body = nn.Sequential(
                 nn.Conv2d(channels, 64, 3, padding=1), nn.Tanh(), nn.MaxPool2d(2),
@@ -396,6 +445,12 @@ class ScatterCNN(nn.Module):
                 nn.Conv2d(16, 32, 3, padding=1), nn.Tanh(), nn.Flatten(),
                 nn.Linear(32 * 4 * 4, 32), nn.Tanh(), nn.Linear(32, num_classes),
             )  # fmt: skip
+
+    def set_input_statistics(self, mean: Tensor, var: Tensor) -> None:
+        """Set the released per-channel statistics of a ``norm="standardize"`` model (ValueError otherwise)."""
+        if not isinstance(self.norm, FrozenStandardize):
+            raise ValueError("set_input_statistics needs norm='standardize'; this model uses GroupNorm")
+        self.norm.set_statistics(mean, var)
 
     def forward(self, x: Tensor) -> Tensor:
         if self.scattering is not None:

@@ -11,6 +11,14 @@ The functions draw and return matplotlib objects; they write no files (``Report.
 * :func:`privacy_utility_panels` -- several accuracy-vs-ε panels side by side;
 * :func:`printed_vs_ours`  -- grouped bars of published vs regenerated values, annotated.
 
+Layout helpers that :meth:`dpcore.report.Report.figure` applies to every figure before saving:
+
+* :func:`not_run` / :func:`mark_empty_panels` -- a panel without a result says "not run: …" instead of
+  showing an empty frame;
+* :func:`legend_covers_data` / :func:`move_covering_legends` -- an axes legend that covers plotted data
+  (``loc="best"`` found no free spot, or a fixed ``loc`` was unlucky) moves below its axes;
+* :func:`log_scale_if_wide` -- a log axis for values spanning orders of magnitude (e.g. a loss panel).
+
 Series that coincide stay visible: each series gets its own colour, marker and line style,
 and later series are drawn thinner on top of earlier ones.
 """
@@ -25,7 +33,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend
+from matplotlib.patches import Rectangle
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox, offset_copy
 
 __all__ = [
     "use_style",
@@ -37,6 +52,14 @@ __all__ = [
     "accuracy_vs_epsilon",
     "privacy_utility_panels",
     "printed_vs_ours",
+    "NOT_RUN_GID",
+    "not_run",
+    "is_empty_panel",
+    "mark_empty_panels",
+    "log_scale_if_wide",
+    "legend_covers_data",
+    "move_legend_below",
+    "move_covering_legends",
 ]
 
 PALETTE = "colorblind"
@@ -387,3 +410,183 @@ def printed_vs_ours(
     ax.set(ylabel=ylabel, title=title)
     _legend(ax, "best")
     return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# layout: empty panels, log axes, legends that cover data
+# ---------------------------------------------------------------------------------------------
+NOT_RUN_GID = "dpcore-not-run"  # gid of the "not run: …" text of a panel without a result
+_SAMPLE_PX = 2.0  # spacing (pixels) of the points sampled along a line when testing it against a legend
+_MAX_VERTICES = 5000  # longer lines are tested at their vertices only
+_LEGEND_ROUNDS = 3  # draw / move rounds: moving one legend changes the layout, and "best" places are redrawn
+
+
+def not_run(ax: Axes, reason: str) -> Text:
+    """Write ``not run: <reason>`` in the middle of ``ax``: the panel of a run without a result says so
+    instead of showing an empty frame.  Returns the text artist (gid :data:`NOT_RUN_GID`)."""
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError(f"reason must be a non-empty string, got {reason!r}")
+    return ax.text(
+        0.5,
+        0.5,
+        f"not run: {reason.strip()}",
+        transform=ax.transAxes,
+        ha="center",
+        va="center",
+        wrap=True,
+        fontsize=9,
+        color="0.3",
+        gid=NOT_RUN_GID,
+    )
+
+
+def is_empty_panel(ax: Axes) -> bool:
+    """True for a visible axes with its frame on and no data drawn in it (no line, collection, patch, image,
+    table or other artist; a note such as "missing: …" does not count), not yet marked by :func:`not_run`:
+    the frame of a run that produced no result.  Text-only panels (notes, flow charts) turn their frame off."""
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    if not ax.get_visible() or not ax.axison or any(t.get_gid() == NOT_RUN_GID for t in ax.texts):
+        return False
+    drawn = (ax.lines, ax.collections, ax.patches, ax.images, ax.tables, ax.artists)
+    return not any(len(group) for group in drawn) and ax.get_legend() is None
+
+
+def mark_empty_panels(fig: Figure, reason: str = "no result for this panel") -> int:
+    """:func:`not_run` on every empty panel of ``fig`` (:func:`is_empty_panel`); returns how many."""
+    if not isinstance(fig, Figure):
+        raise ValueError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    empty = [ax for ax in fig.axes if is_empty_panel(ax)]
+    for ax in empty:
+        not_run(ax, reason)
+    return len(empty)
+
+
+def log_scale_if_wide(ax: Axes, *, decades: float = 1.0) -> bool:
+    """Put the y axis of ``ax`` on a log scale when its plotted lines span more than ``decades`` orders of
+    magnitude (max / min > 10^decades), e.g. a loss panel where one diverging run flattens all the others.
+
+    Only strictly positive data can go on a log axis: with a value <= 0 the axis stays linear.  Returns
+    whether the scale is log afterwards.
+    """
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    if not (isinstance(decades, int | float) and math.isfinite(decades) and decades > 0):
+        raise ValueError(f"decades must be a positive number, got {decades!r}")
+    values = [np.asarray(line.get_ydata(), dtype=float) for line in ax.get_lines() if line.get_visible()]
+    ys = np.concatenate([v.ravel() for v in values]) if values else np.empty(0)
+    ys = ys[np.isfinite(ys)]
+    if ys.size and ys.min() > 0 and math.log10(ys.max() / ys.min()) > decades:
+        ax.set_yscale("log")
+    return ax.get_yscale() == "log"
+
+
+def _line_points(points: np.ndarray, dense: bool) -> np.ndarray:
+    """Display points of a polyline: its vertices and, when ``dense``, points every ~2 px along each segment."""
+    points = np.asarray(points, dtype=float).reshape(-1, 2)
+    if not dense or len(points) < 2 or len(points) > _MAX_VERTICES:
+        return points[np.isfinite(points).all(axis=1)]
+    out = [points[np.isfinite(points).all(axis=1)]]
+    for a, b in zip(points[:-1], points[1:], strict=True):
+        if not (np.isfinite(a).all() and np.isfinite(b).all()):
+            continue
+        n = min(int(np.hypot(*(b - a)) / _SAMPLE_PX), 2000)
+        if n > 1:
+            t = np.linspace(0.0, 1.0, n)[:, None]
+            out.append(a + t * (b - a))
+    return np.concatenate(out)
+
+
+def _data_points(ax: Axes) -> list[np.ndarray]:
+    """Display coordinates of what ``ax`` plots: lines (sampled along their segments), scatter offsets and
+    error-bar segments."""
+    found = []
+    for line in ax.get_lines():
+        if line.get_visible() and line.get_gid() != NOT_RUN_GID:
+            dense = line.get_linestyle() not in ("None", "none", "", " ")
+            found.append(_line_points(line.get_transform().transform(line.get_xydata()), dense))
+    for coll in ax.collections:
+        if not coll.get_visible():
+            continue
+        if isinstance(coll, PathCollection) and len(coll.get_offsets()):
+            found.append(coll.get_offset_transform().transform(coll.get_offsets()))
+        elif isinstance(coll, LineCollection):
+            transform = coll.get_transform()
+            found += [_line_points(transform.transform(seg), True) for seg in coll.get_segments() if len(seg)]
+    return found
+
+
+def legend_covers_data(ax: Axes, renderer: RendererBase) -> bool:
+    """True when the legend of ``ax`` lies on plotted data: a point of a line (sampled along its segments),
+    a scatter point, an error bar, or a bar of non-zero size inside the legend's box (1 px margin).  Shaded
+    bands and spans (``fill_between``, ``axvspan``) do not count: a legend may sit on a background.  The
+    data of twin axes (``twinx``: same place on the figure) count too.
+
+    ``renderer`` is the one of the figure's last draw (the legend's ``"best"`` place is found at draw time).
+    """
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax must be a matplotlib Axes, got {type(ax).__name__}")
+    legend = ax.get_legend()
+    if legend is None or not legend.get_visible():
+        return False
+    # plotted artists are clipped to the axes: only the part of the legend inside the axes can hide data
+    box = Bbox.intersection(legend.get_window_extent(renderer).padded(-1.0), ax.bbox)
+    if box is None:
+        return False
+    twins = [a for a in ax.get_figure(root=True).axes if a is not ax and a.bbox.bounds == ax.bbox.bounds]
+    for pts in (p for a in (ax, *twins) for p in _data_points(a)):
+        inside = (pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1)
+        if inside.any():
+            return True
+    containers = [c for a in (ax, *twins) for c in a.containers]
+    bars = [patch for container in containers if isinstance(container, BarContainer) for patch in container]
+    for patch in bars:
+        if isinstance(patch, Rectangle) and patch.get_visible() and patch.get_width() and patch.get_height():
+            extent = patch.get_window_extent(renderer)
+            if extent.width > 0 and extent.height > 0 and Bbox.intersection(extent, box) is not None:
+                return True
+    return False
+
+
+def move_legend_below(ax: Axes, renderer: RendererBase) -> Legend:
+    """Re-create the legend of ``ax`` below the axes (under its tick labels and x label), centred, without a
+    frame, in as many columns as fit the axes' width; returns the new legend.
+
+    It is anchored with an offset in points from the axes' bottom, so it stays clear of the x label when a
+    layout engine resizes the axes afterwards (constrained layout makes room for it).
+    """
+    legend = ax.get_legend()
+    if legend is None:
+        raise ValueError("ax has no legend to move")
+    fig = ax.get_figure(root=True)
+    handles, labels = legend.legend_handles, [t.get_text() for t in legend.get_texts()]
+    fontsize = legend.get_texts()[0].get_fontsize() if labels else None
+    title = legend.get_title().get_text() or None
+    below_px = max(ax.bbox.y0 - ax.xaxis.get_tightbbox(renderer).y0, 0.0)
+    offset = offset_copy(ax.transAxes, fig=fig, y=-(below_px * 72.0 / fig.dpi + 3.0), units="points")
+    common = {"loc": "upper center", "bbox_to_anchor": (0.5, 0.0), "bbox_transform": offset, "frameon": False}
+    single = ax.legend(handles, labels, fontsize=fontsize, title=title, ncols=1, **common)
+    width = single.get_window_extent(renderer).width
+    ncols = max(1, min(len(labels), int(ax.bbox.width // max(width, 1.0))))
+    return ax.legend(handles, labels, fontsize=fontsize, title=title, ncols=ncols, **common)
+
+
+def move_covering_legends(fig: Figure) -> int:
+    """Draw ``fig`` and move every axes legend that covers data (:func:`legend_covers_data`) below its axes
+    (:func:`move_legend_below`); repeats while a move uncovers another (a relayout moves ``"best"`` legends).
+    Returns the number of legends moved."""
+    if not isinstance(fig, Figure):
+        raise ValueError(f"fig must be a matplotlib Figure, got {type(fig).__name__}")
+    moved: set[int] = set()
+    for _ in range(_LEGEND_ROUNDS):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        covering = [ax for ax in fig.axes if id(ax) not in moved and legend_covers_data(ax, renderer)]
+        if not covering:
+            break
+        for ax in covering:
+            move_legend_below(ax, renderer)
+            moved.add(id(ax))
+    return len(moved)

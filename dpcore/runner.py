@@ -13,19 +13,21 @@ cell).
 Each profile has its own output folder, so profiles never overwrite each other: ``figures/``
 for ``quick`` (committed) and ``figures/paper/`` for ``paper``.  At the end the runner gathers
 the notebooks' ``*.claims.csv`` into ``<folder>/claims.csv`` and ``<folder>/SCORECARD.md``,
-and writes ``figures/ERRATA.md`` from the claim specifications
-(:func:`dpcore.papers.all_specs`).  It always prints a summary line, and exits non-zero when a
-notebook failed, when a claim is ``differs``, or when the claims are inconsistent (a status
-outside the vocabulary, a status that does not follow from the specification, an unknown or
-duplicate key, a row of another profile).
+and writes ``<folder>/ERRATA.md`` from the claim specifications (:func:`dpcore.papers.all_specs`)
+and the claims of each profile (its own first; a run never rewrites another profile's files).
+It always prints a summary line, and exits non-zero when a notebook failed, when a claim is
+``differs``, or when the claims are inconsistent (a status outside the vocabulary, a status that
+does not follow from the specification, an unknown or duplicate key, a row of another profile),
+or incomplete: every notebook reports every claim it owns (:func:`dpcore.papers.notebook_claims`)
+at every profile, ``not-run`` with the reason where it does not compute it.
 
 ``python -m dpcore.runner --prepare-nbval DIR`` writes quick-profile parameterised copies of
 every notebook under ``DIR`` for nbval; their claims go to ``DIR/figures``.
 
 ``python -m dpcore.runner --check-claims DIR`` (the last step of ``make test``) checks the
 claims that a fresh quick run wrote under ``DIR`` and the committed ``figures/claims.csv``:
-neither may have a ``differs`` row or an inconsistent row, and the fresh values may not drift
-from the committed ones beyond each claim's tolerance.
+neither may have a ``differs`` row or an inconsistent row, each must hold every claim of every
+notebook, and the fresh values may not drift from the committed ones beyond each claim's tolerance.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from typing import TextIO
 import yaml
 
 from dpcore import claims as claims_mod
-from dpcore.claims import ClaimSpec, parse_value, values_match
+from dpcore.claims import ClaimSpec, NotebookClaims, parse_value, values_match
 from dpcore.paths import PROFILES, atomic_write_text, build_dir, figures_dir, notebooks_dir, profile_figures_dir
 from dpcore.validation import check_choice
 
@@ -57,6 +59,8 @@ __all__ = [
     "notebook_parameters",
     "run_notebooks",
     "claim_problems",
+    "coverage_problems",
+    "gather_by_notebook",
     "drift_problems",
     "check_claims",
     "write_claims_summary",
@@ -69,6 +73,20 @@ __all__ = [
 KERNEL = "python3"
 ENGINE = "dpcore-progress"
 PROGRESS_EVERY = 10.0  # seconds between progress lines of a running notebook
+#: environment of the notebooks' kernels (issue 25, repeatable outputs): one BLAS/OpenMP thread, so float
+#: reductions do not depend on the machine's core count; deterministic cuBLAS; a fixed hash seed; no
+#: date in matplotlib's files; DPCORE_REPEATABLE=1 makes dpcore.report.Report put torch on one thread
+#: with deterministic algorithms (dpcore.report.repeatable_torch).
+REPEATABLE_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+    "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
+    "SOURCE_DATE_EPOCH": "0",
+    "MPLBACKEND": "Agg",
+    "DPCORE_REPEATABLE": "1",
+}
 _GLOB_CHARS = set("*?[")
 
 
@@ -173,6 +191,21 @@ def _stderr_to(path: Path) -> Iterator[None]:
             os.close(saved)
 
 
+@contextlib.contextmanager
+def _repeatable_env() -> Iterator[None]:
+    """Set :data:`REPEATABLE_ENV` while notebooks execute (their kernels inherit it); restore afterwards."""
+    saved = {name: os.environ.get(name) for name in REPEATABLE_ENV}
+    os.environ.update(REPEATABLE_ENV)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 # ---------------------------------------------------------------------------------------------
 # live progress
 # ---------------------------------------------------------------------------------------------
@@ -241,6 +274,8 @@ def run_notebooks(
 
     ``root`` is the notebooks folder (keys and ``profiles/`` are relative to it).  Prints a line
     when each notebook starts and ends, and ``cell i/n, t s`` every ``progress_every`` seconds.
+    The kernels run in :data:`REPEATABLE_ENV` (one thread, fixed seeds and dates), so a re-run of an
+    unchanged notebook writes the same bytes.
     """
     import papermill
 
@@ -257,7 +292,11 @@ def run_notebooks(
         print(f"start  [{index}/{len(paths)}] {key}", file=stream, flush=True)
         start = time.perf_counter()
         try:
-            with _stderr_to(output.with_suffix(".stderr.log")), _Progress(key, stream, progress_every) as progress:
+            with (
+                _repeatable_env(),
+                _stderr_to(output.with_suffix(".stderr.log")),
+                _Progress(key, stream, progress_every) as progress,
+            ):
                 _ACTIVE.append(progress)
                 try:
                     papermill.execute_notebook(
@@ -379,13 +418,66 @@ def _gather(out_figures: Path, profile: str) -> list[dict]:
     return claims_mod.collect(out_figures, exclude=others)
 
 
-def write_claims_summary(out_figures: Path, profile: str = "quick") -> list[dict]:
-    """Gather every notebook's claims under ``out_figures`` into ``claims.csv`` and ``SCORECARD.md``.
+def gather_by_notebook(out_figures: Path, profile: str) -> dict[str, list[dict]]:
+    """``{notebook key: its claim rows}`` from the ``<folder>/<notebook>.claims.csv`` files of ``profile``
+    under ``out_figures`` (a report's folder and name are the notebook's key, e.g. ``001_isrl_dp/mnist_logistic``)."""
+    others = [profile_figures_dir(p, out_figures).resolve() for p in PROFILES if p != profile and p != "quick"]
+    found: dict[str, list[dict]] = {}
+    for path in sorted(Path(out_figures).rglob("*.claims.csv")):
+        if any(path.resolve().is_relative_to(o) for o in others):
+            continue
+        key = path.relative_to(out_figures).as_posix()[: -len(".claims.csv")]
+        found[key] = claims_mod.read_claims_csv(path)
+    return found
+
+
+def coverage_problems(
+    by_notebook: dict[str, list[dict]], notebooks: Iterable[NotebookClaims], *, ran: Iterable[str] = ()
+) -> list[str]:
+    """Claims that a notebook owns but did not report, or reports without owning them.
+
+    ``by_notebook`` maps a notebook key to the rows of its claims CSV (:func:`gather_by_notebook`);
+    every notebook's rows must be exactly the claims it owns (``notebooks``: which notebook checks
+    what).  A notebook in ``ran`` (it ran without failing) that owns claims must have written them.
+    """
+    owned: dict[str, set[tuple[str, str]]] = {}
+    for nb in notebooks:
+        owned.setdefault(nb.notebook, set()).update((nb.paper, k) for k in nb.keys)
+    problems: list[str] = []
+    for notebook, rows in sorted(by_notebook.items()):
+        have = {(r.get("paper", ""), r.get("key", "")) for r in rows}
+        mine = owned.get(notebook, set())
+        missing = sorted(f"{p}/{k}" for p, k in mine - have)
+        extra = sorted(f"{p}/{k}" for p, k in have - mine)
+        if missing:
+            problems.append(
+                f"{notebook}: {len(missing)} of its claims not reported (not-run needs a row with the reason): "
+                + ", ".join(missing[:6])
+                + (" ..." if len(missing) > 6 else "")
+            )
+        if extra:
+            problems.append(f"{notebook}: reports claims another notebook (or none) owns: " + ", ".join(extra[:6]))
+    for notebook in sorted(set(ran)):
+        if owned.get(notebook) and notebook not in by_notebook:
+            problems.append(f"{notebook}: ran but wrote no claims ({len(owned[notebook])} owned)")
+    return problems
+
+
+def write_claims_summary(
+    out_figures: Path,
+    profile: str = "quick",
+    *,
+    specs: Iterable[ClaimSpec] = (),
+    notebooks: Iterable[NotebookClaims] = (),
+    titles: dict[str, str] | None = None,
+) -> list[dict]:
+    """Gather every notebook's claims under ``out_figures`` into ``claims.csv`` and ``SCORECARD.md``
+    (the scorecard uses the ``specs``, the ``notebooks`` and the papers' ``titles`` when given).
 
     Raises ``ValueError`` (before writing anything) for a status outside the vocabulary.
     """
     rows = _gather(out_figures, profile)
-    card = claims_mod.scorecard_markdown(rows, profile=profile)
+    card = claims_mod.scorecard_markdown(rows, profile=profile, specs=specs, notebooks=notebooks, titles=titles)
     claims_mod.write_claims_csv(rows, out_figures / "claims.csv")
     atomic_write_text(out_figures / "SCORECARD.md", card)
     return rows
@@ -403,7 +495,10 @@ def _md(text: object) -> str:
 
 def errata_markdown(specs: Iterable[ClaimSpec], results: dict[str, dict[tuple[str, str], dict]]) -> str:
     """``ERRATA.md``: per paper, every erratum with the printed and the corrected value, the evidence,
-    and our current value and status per profile (``results`` maps a profile to its claims.csv rows)."""
+    and our current value and status per profile (``results`` maps a profile to its claims.csv rows,
+    in column order; a claim a profile has no row for is "not run at <profile> profile")."""
+    for profile in results:
+        check_choice("profile", profile, PROFILES)
     specs = [s for s in specs if s.erratum is not None]
     order = {p: i for i, p in enumerate(claims_mod.PAPERS)}
     lines = [
@@ -431,29 +526,43 @@ def errata_markdown(specs: Iterable[ClaimSpec], results: dict[str, dict[tuple[st
                 f"{claims_mod.format_value(erratum.expected)} ({erratum.tolerance})",
                 erratum.evidence,
             ]
-            for rows in results.values():
+            for profile, rows in results.items():
                 row = rows.get((spec.paper, spec.key))
-                cells.append(f"{row['our_value'] or '—'} ({row['status']})" if row else "not in claims.csv")
+                cells.append(f"{row['our_value'] or '—'} ({row['status']})" if row else f"not run at {profile} profile")
             lines.append("| " + " | ".join(_md(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def write_errata(specs: Iterable[ClaimSpec], root: Path) -> Path:
-    """Write ``<root>/ERRATA.md`` with our values from each profile's ``claims.csv`` that exists."""
-    results = {p: _read_optional(profile_figures_dir(p, root) / "claims.csv") for p in PROFILES}
-    results = {p: rows for p, rows in results.items() if rows}
-    return atomic_write_text(root / "ERRATA.md", errata_markdown(specs, results))
+def write_errata(specs: Iterable[ClaimSpec], root: Path, profile: str = "quick") -> Path:
+    """Write ``ERRATA.md`` of ``profile`` into its figures folder under ``root`` (``root/ERRATA.md`` for quick,
+    ``root/paper/ERRATA.md`` for paper): our values of ``profile`` first, then those of the other profiles'
+    ``claims.csv`` that exist.  Another profile's ``ERRATA.md`` is never rewritten."""
+    check_choice("profile", profile, PROFILES)
+    order = [profile, *(p for p in PROFILES if p != profile)]
+    results = {p: _read_optional(profile_figures_dir(p, root) / "claims.csv") for p in order}
+    results = {p: rows for p, rows in results.items() if rows or p == profile}
+    return atomic_write_text(profile_figures_dir(profile, root) / "ERRATA.md", errata_markdown(specs, results))
 
 
 def check_claims(
-    fresh_dir: Path, committed_csv: Path, specs: Iterable[ClaimSpec], *, stream: TextIO = sys.stdout
+    fresh_dir: Path,
+    committed_csv: Path,
+    specs: Iterable[ClaimSpec],
+    *,
+    notebooks: Iterable[NotebookClaims] | None = None,
+    stream: TextIO = sys.stdout,
 ) -> int:
     """The drift check of ``make test``: 0 when the fresh quick claims under ``fresh_dir`` and the
-    committed ``committed_csv`` are consistent, have no ``differs`` row, and agree within tolerance."""
+    committed ``committed_csv`` are consistent, have no ``differs`` row, and agree within tolerance,
+    and (given ``notebooks``) every notebook, all of which ran, reported exactly the claims it owns."""
     specs = list(specs)
     problems: list[str] = []
     try:
         fresh = _gather(fresh_dir, "quick")
+        if notebooks is not None:
+            notebooks = list(notebooks)
+            every = [nb.notebook for nb in notebooks]
+            problems += coverage_problems(gather_by_notebook(fresh_dir, "quick"), notebooks, ran=every)
     except ValueError as exc:  # a per-notebook CSV with other columns: reported, exit 1
         problems.append(str(exc))
         fresh = []
@@ -514,6 +623,18 @@ def _specs() -> list[ClaimSpec]:
     return list(all_specs())
 
 
+def _notebooks() -> list[NotebookClaims]:
+    from dpcore.papers import notebook_claims
+
+    return list(notebook_claims())
+
+
+def _titles() -> dict[str, str]:
+    from dpcore.papers import titles
+
+    return titles()
+
+
 def _run(args: argparse.Namespace, stream: TextIO) -> int:
     try:
         paths = discover(args.nb)
@@ -536,17 +657,22 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
     failed = [r for r in results if not r.ok]
     rows: list[dict] = []
     specs: list[ClaimSpec] | None = None
+    notebooks: list[NotebookClaims] | None = None
     # every step reports its failure in the summary (exit 1) instead of a traceback
     try:
-        specs = _specs()
+        specs, notebooks, titles = _specs(), _notebooks(), _titles()
     except Exception as exc:  # reported below with exit 1: the summary line must always print
         problems.append(f"the claim specifications do not load: {type(exc).__name__}: {exc}")
+        titles = {}
     try:
         rows = _gather(out_figures, args.profile)
         problems += claim_problems(rows, specs, profile=args.profile)
-        write_claims_summary(out_figures, args.profile)
+        if notebooks is not None:
+            ran = [r.key for r in results if r.ok]
+            problems += coverage_problems(gather_by_notebook(out_figures, args.profile), notebooks, ran=ran)
+        write_claims_summary(out_figures, args.profile, specs=specs or (), notebooks=notebooks or (), titles=titles)
         if specs is not None:
-            write_errata(specs, figures_dir())
+            write_errata(specs, figures_dir(), args.profile)
     except Exception as exc:  # reported below with exit 1: the summary line must always print
         problems.append(f"{type(exc).__name__}: {exc}")
     counts = {s: sum(r.get("status") == s for r in rows) for s in claims_mod.STATUSES}
@@ -555,7 +681,7 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
         f"summary: {len(results) - len(failed)} ok, {len(failed)} failed, "
         f"{time.perf_counter() - start:.1f} s; claims: "
         + ", ".join(f"{v} {k}" for k, v in counts.items())
-        + f"; {len(problems)} problem(s) ({rel}/claims.csv, {rel}/SCORECARD.md, figures/ERRATA.md)",
+        + f"; {len(problems)} problem(s) ({rel}/claims.csv, {rel}/SCORECARD.md, {rel}/ERRATA.md)",
         file=stream,
         flush=True,
     )
@@ -583,7 +709,7 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
         type=Path,
         help="check the claims a fresh quick run wrote under DIR against the committed figures/claims.csv",
     )
-    group.add_argument("--errata", action="store_true", help="only (re)write figures/ERRATA.md")
+    group.add_argument("--errata", action="store_true", help="only (re)write the profile's ERRATA.md")
     parser.add_argument(
         "--committed", type=Path, default=None, help="committed claims.csv for --check-claims (default figures/)"
     )
@@ -598,12 +724,13 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
         committed = args.committed or figures_dir() / "claims.csv"
         try:
             specs = _specs()
+            notebooks = _notebooks()
         except (ValueError, ImportError) as exc:
             print(f"check-claims FAILED: the claim specifications do not load: {exc}", file=stream)
             return 1
-        return check_claims(args.check_claims, committed, specs, stream=stream)
+        return check_claims(args.check_claims, committed, specs, notebooks=notebooks, stream=stream)
     if args.errata:
-        print(f"wrote {write_errata(_specs(), figures_dir())}", file=stream)
+        print(f"wrote {write_errata(_specs(), figures_dir(), args.profile)}", file=stream)
         return 0
     return _run(args, stream)
 

@@ -11,16 +11,21 @@ from hypothesis import strategies as st
 
 from dpcore.claims import (
     COLUMNS,
+    REASON_CHARS,
     STATUSES,
     ClaimsLog,
     ClaimSpec,
     Erratum,
+    Interval,
+    NotebookClaims,
     collect,
     compute_status,
     format_value,
     parse_value,
     scorecard_markdown,
+    short_reason,
     specs_by_key,
+    unchecked,
     values_match,
 )
 
@@ -228,7 +233,8 @@ def test_csv_round_trip_and_scorecard(tmp_path):
     assert [r["profile"] for r in rows] == ["quick"] * 3
     assert rows[0]["our_value"] == "1.2586" and rows[0]["source"] == "reference" and rows[0]["key"] == "a"
     card = scorecard_markdown(rows)
-    assert "| 000 | 1 | 0 | 1 | 1 | 3 |" in card
+    assert "| 000 | 1 | 0 | 1 | 1 | 0/0 | 3 |" in card
+    assert "**Paper 000**: 1 of 3 reproduced, **1 differ unexplained**, 1 not run here." in card
 
 
 def test_scorecard_refuses_unknown_status():
@@ -345,12 +351,17 @@ def computed_printed_values():
     for name in claims_modules():
         module = importlib.import_module(name)
         constants = _literal_constants(Path(module.__file__))
-        for s in module.SPECS:
-            value = s.value
-            literal = (type(value), value) in constants or (
+
+        def literal(value, constants=constants):
+            if isinstance(value, Interval):  # a printed range: both ends are literals
+                return literal(value.low) and literal(value.high)
+            return (type(value), value) in constants or (
                 isinstance(value, int) and not isinstance(value, bool) and (float, float(value)) in constants
             )
-            if s.source == "printed" and not literal:
+
+        for s in module.SPECS:
+            value = s.value
+            if s.source == "printed" and not literal(value):
                 bad.append(f"{s.paper}/{s.key}: {value!r}")
     return bad
 
@@ -365,3 +376,106 @@ def test_literal_check_catches_a_computed_printed_value(fake_papers):
     computed = CLAIMS_PY.format(key="b.one").replace('"derived"', '"printed"').replace("2.0e-3", "2.0e-3 * 1.5")
     _package(fake_papers, "zz_b", computed)
     assert computed_printed_values() == ["004/b.one: 0.003"]
+
+
+# --- printed ranges, consistency checks, notebooks, the scorecard (issue 23) --------------------------------------
+def test_interval_is_compared_as_a_range():
+    naive = spec(Interval(0.3, 0.4))
+    assert [compute_status(naive, v) for v in (0.3, 0.35, 0.4)] == ["reproduced"] * 3
+    assert [compute_status(naive, v) for v in (0.2999, 0.41, math.inf, True, "0.35")] == ["differs"] * 5
+    widened = spec(Interval(18, 22), atol=1)
+    assert compute_status(widened, 23) == "reproduced" and compute_status(widened, 23.01) == "differs"
+    assert widened.tolerance == "in range, abs 1 at each end" and naive.tolerance == "in range"
+    assert compute_status(spec(Interval(0.1, 0.3), erratum=Erratum(0.012, "ours, per silo", atol=1e-3)), 0.0121) == (
+        "differs-explained"
+    )
+    with pytest.raises(ValueError, match="no erratum"):
+        spec(Interval(0.1, 0.3), erratum=Erratum(0.2, "inside the range"))
+    with pytest.raises(ValueError, match="our_value"):
+        values_match(1.0, Interval(0.0, 2.0))
+
+
+@pytest.mark.parametrize("bounds", [(0.4, 0.3), (0.3, 0.3), (math.nan, 1.0), (0.0, math.inf), ("0", 1), (True, 2)])
+def test_interval_validation(bounds):
+    with pytest.raises(ValueError, match="interval"):
+        Interval(*bounds)
+
+
+def test_interval_round_trips_through_the_csv(tmp_path):
+    log = ClaimsLog()
+    log.check(spec(Interval(18, 22), key="r"), 20.5)
+    log.write(tmp_path / "x.claims.csv")
+    (row,) = collect(tmp_path)
+    assert row["paper_value"] == "[18, 22]" and row["tolerance"] == "in range" and row["status"] == "reproduced"
+    assert parse_value(row["paper_value"], like=Interval(18, 22)) == Interval(18, 22)
+    assert parse_value("20.5", like=Interval(18, 22)) == 20.5
+    assert Interval(0.3, 0.4) == Interval(0.3, 0.4) and len({Interval(1, 2), Interval(1, 2)}) == 1
+
+
+def test_consistency_rows_are_counted_apart_in_the_scorecard():
+    log = ClaimsLog()
+    log.check(spec(200.0, key="target", source="consistency", atol=0.05), 200.0)
+    log.check(spec(1.0, key="printed"), 1.0)
+    card = scorecard_markdown(log.to_rows())
+    assert "1 of 1 reproduced, 1/1 consistency checks hold" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 1/1 | 2 |" in card
+
+
+def test_notebook_claims_validation_and_of():
+    nb = NotebookClaims.of("001_isrl_dp/mnist_logistic", "Fig. 4", [spec(key="a"), spec(key="b")])
+    assert nb.paper == "000" and nb.keys == ("a", "b")
+    with pytest.raises(ValueError, match="notebook"):
+        NotebookClaims("000", "mnist_logistic", "Fig. 4", ("a",))
+    with pytest.raises(ValueError, match="keys"):
+        NotebookClaims("000", "x/y", "Fig. 4", ())
+    with pytest.raises(ValueError, match="distinct"):
+        NotebookClaims("000", "x/y", "Fig. 4", ("a", "a"))
+    with pytest.raises(ValueError, match="one paper"):
+        NotebookClaims.of("x/y", "t", [spec(key="a"), ClaimSpec("001", "b", "T", "q", 1.0, "printed", "p. 1")])
+
+
+def test_unchecked_lists_what_a_notebook_has_not_reported():
+    log = ClaimsLog()
+    a, b = spec(key="a"), spec(key="b")
+    log.check(a, 1.26)
+    assert unchecked(log, [a, b]) == [b]
+    log.check(b, None, note="ε = 6 not in the quick grid")
+    assert unchecked(log, [a, b]) == [] and log.claims[-1].status == "not-run"
+
+
+def test_short_reason_is_one_line_from_the_erratum_or_the_note():
+    evidence = ("Thm 3.1 with s = 1267 gives eps = 1.2498 (see Fig. 2 and eq. (6)); the printed 1.5 needs s = 1500. "
+                "More text follows.")  # fmt: skip
+    wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, evidence, rtol=1e-3))
+    row = ClaimsLog().check(wrong, 1.2497).__dict__
+    assert short_reason(row, wrong) == "Thm 3.1 with s = 1267 gives eps = 1.2498 (see Fig. 2 and eq. (6))"
+    reduced = ClaimsLog().check(spec(0.9, scale="full"), 0.8312345, reduced=True).__dict__
+    assert short_reason(reduced) == "full-scale claim, run at reduced scale here (ours there: 0.8312)"
+    grid = ClaimsLog().check(spec(), None, note="ε = 6 not in the quick grid; more").__dict__
+    assert short_reason(grid) == "ε = 6 not in the quick grid"
+    long = ClaimsLog().check(spec(), None, note="x" * 500).__dict__
+    assert len(short_reason(long)) == REASON_CHARS and short_reason(long).endswith("…")
+    miss = ClaimsLog().check(wrong, 1.4).__dict__
+    assert short_reason(miss, wrong) == "matches neither the paper (rel 0.001) nor the erratum's 1.2498"
+
+
+def test_scorecard_of_every_real_claim_stays_short():
+    """The worst case: every claim with an erratum differs-explained, every other not run with a long note."""
+    from dpcore.papers import all_specs, notebook_claims, titles
+
+    log = ClaimsLog()
+    for s in all_specs():
+        if s.erratum is not None:
+            log.check(s, s.erratum.expected, note="n" * 400)
+        else:
+            log.check(s, None, note="full-scale claim; at reduced scale ours = 0.123456789; " + "n" * 400)
+    card = scorecard_markdown(log.to_rows(), specs=all_specs(), notebooks=notebook_claims(), titles=titles())
+    assert len(card.encode()) < 20_000 and max(len(line) for line in card.splitlines()) <= 300
+    assert card.splitlines()[2].startswith(f"{len(all_specs())} claims checked at the quick profile")
+    assert "- **Paper 001** (Lowy & Razaviyayn" in card
+
+
+def test_a_not_run_row_does_not_claim_to_miss_its_erratum():
+    wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, "Thm 3.1 with s = 1267 gives eps = 1.2498", rtol=1e-3))
+    row = ClaimsLog().check(wrong, None, note="ε = 6 not in the quick grid")
+    assert row.status == "not-run" and row.note == "ε = 6 not in the quick grid"

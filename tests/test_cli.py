@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
+import time
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
 
-from dpcore.accounting.dpsgd import dpsgd_epsilon
-from dpcore.cli import COMMANDS, Command, build_parser, main, register
+from dpcore.accounting.dpsgd import dpsgd_epsilon, dpsgd_noise_multiplier
+from dpcore.accounting.events import steps_for_epochs
+from dpcore.cli import COMMANDS, Command, build_parser, format_up, main, register
+from dpcore.training import TrainConfig, Trainer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,7 +28,7 @@ def test_epsilon_prints_every_method_labelled(capsys):
     argv = ["epsilon", "--noise-multiplier", "1.1", "--sample-rate", "0.0043", "--epochs", "60", "--delta", "1e-5"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "T = 13954" in out  # ⌈60 / 0.0043⌉
+    assert "T = 13980" in out  # as the trainer counts: 60 epochs × round(1 / 0.0043) = 60 × 233 (was ⌈60/q⌉ = 13954)
     for method in ("pld", "rdp", "rdp-mironov"):
         line = next(x for x in out.splitlines() if x.strip().startswith(method + " "))
         assert "(rigorous)" in line
@@ -27,8 +36,8 @@ def test_epsilon_prints_every_method_labelled(capsys):
     assert "(approximate)" in gdp
     rdp_line = next(x for x in out.splitlines() if x.strip().startswith("rdp "))
     value = float(rdp_line.split("ε =")[1].split()[0])
-    expected = dpsgd_epsilon(1.1, sample_rate=0.0043, steps=13954, delta=1e-5, method="rdp")
-    assert value == pytest.approx(expected, rel=1e-5)
+    expected = dpsgd_epsilon(1.1, sample_rate=0.0043, steps=13980, delta=1e-5, method="rdp")
+    assert expected <= value <= expected * (1 + 1e-5)  # printed rounded up
 
 
 def test_fixed_sampling_and_single_method(capsys):
@@ -67,6 +76,138 @@ def test_bad_input_exits_with_a_message(argv, capsys):
         main(argv)
     assert info.value.code == 2
     assert capsys.readouterr().err.strip()
+
+
+RUN = ["--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5"]
+
+
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["epsilon", "--noise-multiplier", "1e308", *RUN], "--noise-multiplier"),
+        (["epsilon", "--noise-multiplier", "1e-308", *RUN], "--noise-multiplier"),
+        (["epsilon", "--noise-multiplier", "inf", *RUN], "--noise-multiplier"),
+        (["epsilon", "--noise-multiplier", "1", "--sample-rate", "5e-324", "--epochs", "2", "--delta", "1e-5"],
+         "--sample-rate"),
+        (["epsilon", "--noise-multiplier", "1", "--sample-rate", "0.5", "--epochs", "1e308", "--delta", "1e-5"],
+         "--epochs"),
+        (["calibrate", "--epsilon", "1", *RUN, "--rtol", "1e-308"], "--rtol"),
+        (["calibrate", "--epsilon", "1", *RUN, "--method", "rdp", "--rtol", "1e-308"], "--rtol"),
+        (["epsilon", "--noise-multiplier", "1", "--batch-size", "20", "--steps", "10", "--delta", "1e-5"],
+         "--dataset-size"),
+        (["epsilon", "--noise-multiplier", "1", "--batch-size", "20", "--dataset-size", "1000", "--sample-rate",
+          "0.03", "--steps", "10", "--delta", "1e-5"], "--sample-rate"),
+        (["epsilon", "--noise-multiplier", "1", "--batch-size", "2000", "--dataset-size", "1000", "--steps", "10",
+          "--delta", "1e-5"], "--batch-size"),
+        (["epsilon", "--noise-multiplier", "1", *RUN, "--sampling", "shuffle"], "--dataset-size"),
+        (["epsilon", "--noise-multiplier", "1", *RUN, "--sampling", "fixed", "--dataset-size", "1000", "--method",
+          "pld"], "--method"),
+        (["epsilon", "--noise-multiplier", "1", "--sample-rate", "0.01", "--steps", "0", "--delta", "1e-5"],
+         "--steps"),
+    ],
+)  # fmt: skip
+def test_bad_input_names_the_flag_without_a_traceback(argv, flag, capsys):
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and f"argument {flag}" in err
+    assert "Traceback" not in err and "array(" not in err
+    assert time.perf_counter() - start < 5.0
+
+
+def test_extreme_but_valid_inputs_are_answered(capsys):
+    # q = 1e-300: every method answers (RDP's log-sum rounded to -1e-26 and was refused with an array dump)
+    assert main(["epsilon", "--noise-multiplier", "1", "--sample-rate", "1e-300", "--steps", "100",
+                 "--delta", "1e-5"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert out.count("ε =") == 4
+    # 1e-10 epochs at q = 0.5 is one step (as the trainer runs it), not T = 0 with ε = 0
+    assert main(["epsilon", "--noise-multiplier", "1", "--sample-rate", "0.5", "--epochs", "1e-10",
+                 "--delta", "1e-5", "--method", "rdp"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "T = 1 " in out and float(out.split("ε =")[1].split()[0]) > 1
+
+
+def test_batch_and_dataset_size_give_the_rate(capsys):
+    argv = ["epsilon", "--noise-multiplier", "1.1", "--batch-size", "256", "--dataset-size", "60000",
+            "--steps", "100", "--delta", "1e-5", "--method", "rdp"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "q = 256/60000 = 0.00426667" in out
+    value = float(out.split("ε =")[1].split()[0])
+    assert value == pytest.approx(dpsgd_epsilon(1.1, sample_rate=256 / 60000, steps=100, delta=1e-5, method="rdp"),
+                                  rel=1e-5)  # fmt: skip
+
+
+@pytest.mark.parametrize("sampling", ["poisson", "fixed", "shuffle"])
+def test_epochs_count_steps_as_the_trainer(sampling, capsys):
+    # 20 epochs of 512 / 50,000: the trainer runs 1960 steps (1940 shuffled); ⌈E/q⌉ gave 1954
+    n, b, epochs = 50_000, 512, 20
+    cfg = TrainConfig(sampling=sampling, batch_size=b, epochs=epochs, clip_norm=1.0, noise_multiplier=1.0,
+                      lr=0.1, device="cpu")  # fmt: skip
+    trainer = Trainer(nn.Linear(1, 2), (torch.zeros(n, 1), torch.zeros(n, dtype=torch.long)), cfg)
+    assert steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b) == trainer.total_steps
+    assert trainer.total_steps == (1940 if sampling == "shuffle" else 1960)
+    method = "a1" if sampling == "shuffle" else "gdp"
+    argv = ["epsilon", "--noise-multiplier", "1", "--batch-size", str(b), "--dataset-size", str(n), "--epochs",
+            str(epochs), "--delta", "1e-5", "--sampling", sampling, "--method", method]  # fmt: skip
+    assert main(argv) == 0
+    assert f"T = {trainer.total_steps} " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("epochs,b,n", [(0.3, 7, 100), (2.5, 3, 10), (1e-9, 1, 1000), (3, 10, 10)])
+def test_steps_for_epochs_is_the_trainer_rule(epochs, b, n):
+    for sampling in ("poisson", "fixed", "shuffle"):
+        cfg = TrainConfig(sampling=sampling, batch_size=b, epochs=epochs, clip_norm=1.0, noise_multiplier=1.0,
+                          lr=0.1, device="cpu")  # fmt: skip
+        trainer = Trainer(nn.Linear(1, 2), (torch.zeros(n, 1), torch.zeros(n, dtype=torch.long)), cfg)
+        assert steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b) == trainer.total_steps
+
+
+def test_shuffle_says_it_uses_the_a1_analysis(capsys):
+    argv = ["epsilon", "--noise-multiplier", "1", "--batch-size", "512", "--dataset-size", "50000", "--epochs", "20",
+            "--delta", "1e-5", "--sampling", "shuffle"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "note: sampling='shuffle' is accounted by van Dijk et al.'s A_1 analysis" in out
+    assert "a1" in out and "(rigorous, against A_1)" in out
+    assert float(out.split("ε =")[1].split()[0]) == pytest.approx(77.33, abs=0.01)
+
+
+def test_printed_values_are_rounded_up(capsys):
+    assert format_up(3.576111) == "3.57612"  # rounding to nearest printed 3.57611, below the bound
+    assert format_up(2.0) == "2" and format_up(999999.5) == "1e+6" and format_up(math.inf) == "inf"
+    argv = ["calibrate", "--epsilon", "3", "--sample-rate", "0.01", "--steps", "1000", "--delta", "1e-5",
+            "--method", "gdp"]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    shown = float(out.split("σ =")[1].split()[0])
+    calibrated = dpsgd_noise_multiplier(3, sample_rate=0.01, steps=1000, delta=1e-5, method="gdp")
+    assert calibrated <= shown <= calibrated * (1 + 1e-5)
+    assert float(out.split("ε at σ =")[1].split(",")[0]) >= dpsgd_epsilon(
+        shown, sample_rate=0.01, steps=1000, delta=1e-5, method="gdp"
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=0, max_value=1e300, allow_nan=False, allow_subnormal=True), st.integers(1, 17))
+def test_format_up_never_prints_below_the_value(value, digits):
+    text = format_up(value, digits)
+    assert Decimal(text) >= Decimal(value)
+    assert len(Decimal(text).normalize().as_tuple().digits) <= max(digits, 1)
+    if value > 0:
+        assert Decimal(text) <= Decimal(value) * (1 + Decimal(10) ** (1 - digits))
+
+
+def test_help_imports_nothing_heavy():
+    code = ("import sys\nfrom dpcore.cli import main\nfor argv in (['--help'], ['epsilon', '--help'], "
+            "['calibrate', '--help']):\n    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in ('torch', 'dp_accounting', 'scipy', 'numpy', 'dpcore.accounting') "
+            "if m in sys.modules))")  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 @pytest.mark.parametrize("command", ["epsilon", "calibrate"])

@@ -165,7 +165,8 @@ def test_claims_are_what_the_functions_give():
     assert compute_status(CLAIMS["fig2.delta_eps1.q0.1"], 2.1e-3) == "differs"
     assert compute_status(CLAIMS["thm2.proof_last_display.ordering"], "q=0.2 < q=0.1 < q=0.3") == "differs"
     assert {s.paper for s in SPECS} == {"004"}
-    assert {s.source for s in SPECS} <= {"printed", "derived"}  # the paper prints no numbers
+    assert {s.source for s in SPECS} <= {"printed", "derived", "consistency"}  # the paper prints no numbers
+    assert {s.key for s in SPECS if s.source == "consistency"} == {f"fig2.delta_eps1.q{q:g}" for q in QS}
     assert all(not isinstance(s.value, float) for s in SPECS if s.source == "printed")
 
 

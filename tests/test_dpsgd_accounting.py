@@ -1,6 +1,9 @@
 """Standard DP-SGD accountants: reference values, properties, input checks."""
 
+import json
 import math
+import pickle
+import time
 
 import dp_accounting
 import numpy as np
@@ -10,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcore.accounting import dpsgd_epsilon, dpsgd_noise_multiplier
-from dpcore.accounting.dpsgd import epsilon_curve
+from dpcore.accounting.dpsgd import METHODS, LabelledEpsilon, epsilon_curve
 from dpcore.accounting.rdp import rdp_curve, rdp_to_epsilon
 from dpcore.papers.reference.legacy import LEGACY_SETTINGS, legacy_rows
 
@@ -73,9 +76,26 @@ def test_gdp_known_optimistic_vs_pld():
 
 
 def test_gdp_fixed_vs_poisson():
-    # reference-values §C.3: uniform-subsampling (fixed-size batches) CLT 8.43 vs Poisson 6.60
-    eps = dpsgd_epsilon(1.5, sample_rate=0.04, steps=2250, delta=1e-5, method="gdp", sampling="fixed")
-    assert eps == pytest.approx(8.43, rel=2e-3)
+    # reference-values §C.3: uniform-subsampling (fixed-size batches) CLT 8.43 vs Poisson 6.60.  μ_uniform is
+    # written for noise std 2σC (van Dijk et al.'s h(σ)): the reference value needs noise_convention="replace_one"
+    eps = dpsgd_epsilon(
+        1.5, sample_rate=0.04, steps=2250, delta=1e-5, method="gdp", sampling="fixed", noise_convention="replace_one"
+    )
+    assert eps == pytest.approx(8.43, rel=2e-3) and not eps.rigorous and eps.label == "approximate"
+    # with ordinary DP-SGD noise (std σC) the replace-one multiplier is σ/2 = 0.75: far larger
+    standard = dpsgd_epsilon(1.5, sample_rate=0.04, steps=2250, delta=1e-5, method="gdp", sampling="fixed")
+    assert standard == pytest.approx(
+        dpsgd_epsilon(
+            0.75,
+            sample_rate=0.04,
+            steps=2250,
+            delta=1e-5,
+            method="gdp",
+            sampling="fixed",
+            noise_convention="replace_one",
+        )  # fmt: skip
+    )
+    assert standard > 4 * eps
 
 
 def test_jax_privacy_doctest():
@@ -141,10 +161,14 @@ def test_fixed_refused_by_pld_and_needs_dataset_size():
         dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="rdp", sampling="uniform")
 
 
-def test_steps_zero_is_epsilon_zero_and_epochs_round_up():
+def test_steps_zero_is_epsilon_zero_and_epochs_count_as_the_trainer():
     assert dpsgd_epsilon(1.0, sample_rate=0.01, steps=0, delta=1e-5) == 0.0
+    # the trainer runs round(E · round(1/q)) steps: 1 epoch at q = 0.3 is 3 steps (was ⌈E/q⌉ = 4)
     by_epochs = dpsgd_epsilon(1.0, sample_rate=0.3, epochs=1, delta=1e-5, method="rdp")
-    assert by_epochs == dpsgd_epsilon(1.0, sample_rate=0.3, steps=4, delta=1e-5, method="rdp")
+    assert by_epochs == dpsgd_epsilon(1.0, sample_rate=0.3, steps=3, delta=1e-5, method="rdp")
+    # a tiny positive number of epochs is one step, not zero (was T = 0, ε = 0)
+    tiny = dpsgd_epsilon(1.0, sample_rate=0.5, epochs=1e-10, delta=1e-5, method="rdp")
+    assert tiny == dpsgd_epsilon(1.0, sample_rate=0.5, steps=1, delta=1e-5, method="rdp") > 0
     with pytest.raises(ValueError, match="exactly one"):
         dpsgd_epsilon(1.0, sample_rate=0.3, steps=4, epochs=1, delta=1e-5)
 
@@ -178,6 +202,62 @@ def test_bad_calibration_input():
         dpsgd_noise_multiplier(0.0, delta=1e-5, sample_rate=0.01, steps=100)
     with pytest.raises(ValueError, match="steps"):
         dpsgd_noise_multiplier(1.0, delta=1e-5, sample_rate=0.01, steps=-3)
+
+
+@pytest.mark.parametrize("method", ["rdp", "pld"])
+@pytest.mark.parametrize("rtol", [1e-308, 1e-13, 0.0, 1.0, float("nan")])
+def test_calibration_refuses_an_unresolvable_rtol_at_once(method, rtol):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="rtol"):
+        dpsgd_noise_multiplier(1.0, delta=1e-5, sample_rate=0.01, steps=100, method=method, rtol=rtol)
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("sigma", [1e308, 1e7, 1e-4, 1e-308, 5e-324])
+def test_noise_multiplier_outside_the_accountants_range_is_refused(sigma):
+    for method in METHODS:
+        with pytest.raises(ValueError, match="noise_multiplier"):
+            dpsgd_epsilon(sigma, sample_rate=0.01, steps=100, delta=1e-5, method=method)
+
+
+@pytest.mark.parametrize("method", ["rdp", "rdp-mironov"])
+def test_tiny_sample_rate_is_an_answer_not_a_refusal(method):
+    # the closed form's log-sum rounds to about -1e-26 at q = 1e-300: ε is the conversion term alone, not an error
+    eps = dpsgd_epsilon(1.0, sample_rate=1e-300, steps=100, delta=1e-5, method=method)
+    assert 0 <= eps < 1 and math.isfinite(eps)
+
+
+@pytest.mark.parametrize("steps", [5, 5.0, "10", None, b"ab", []])
+def test_epsilon_curve_needs_a_sequence_of_steps(steps):
+    with pytest.raises(ValueError, match="steps"):
+        epsilon_curve(1.0, sample_rate=0.01, steps=steps, delta=1e-5, variants=[("rdp", "poisson")])
+
+
+def test_epsilon_curve_takes_an_array_of_steps():
+    out = epsilon_curve(1.0, sample_rate=0.01, steps=np.array([10, 20]), delta=1e-5, variants=[("rdp", "poisson")])
+    assert out["steps"] == [10, 20]
+
+
+def test_results_carry_their_label():
+    eps = dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="rdp", sampling="fixed",
+                        dataset_size=1000)  # fmt: skip
+    assert isinstance(eps, LabelledEpsilon) and eps.rigorous and eps.label == "rigorous" and eps.method == "rdp"
+    assert "replace-one" in eps.description and "σ/2" in eps.description and "2C" in eps.description
+    paper = dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="rdp", sampling="fixed",
+                          dataset_size=1000, noise_convention="replace_one")  # fmt: skip
+    assert "multiplier σ" in paper.description and "replace_one" in paper.description and paper < eps
+    gdp = dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, method="gdp")
+    assert gdp.label == "approximate" and gdp.description.startswith("APPROXIMATE")
+    # a float everywhere else: arithmetic, JSON, pickling keep the value (and pickling the label)
+    assert json.loads(json.dumps({"e": eps}))["e"] == float(eps)
+    again = pickle.loads(pickle.dumps(eps))
+    assert (again, again.description, again.rigorous) == (eps, eps.description, True)
+    with pytest.raises(AttributeError):
+        eps.rigorous = False
+    with pytest.raises(ValueError, match="value"):
+        LabelledEpsilon(float("nan"), rigorous=True, method="rdp", description="")
+    with pytest.raises(ValueError, match="rigorous"):
+        LabelledEpsilon(1.0, rigorous=1, method="rdp", description="")
 
 
 sigmas = st.floats(0.5, 5.0)

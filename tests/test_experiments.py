@@ -138,12 +138,14 @@ _CHANGES = {
     # paper 002 (issue 14)
     "steps": 10, "momentum": 0.9, "modelmix_tau": ((1.0, 0.1),), "modelmix_gap_rule": "paper", "linf_p": 4,
     "train_eval_size": 8,
+    # paper 000 and 003 modes (issue 21)
+    "step_scaling": "mean", "clip_scope": "per_tensor", "noise_placement": "authors_8186d9f",
 }  # fmt: skip
 
 
 _BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10},
           "lr_beta": {"lr_rule": "constant", "lr_decay": 1.0},
-          "modelmix_gap_rule": {"modelmix_tau": ((1.0, 0.1),)}}  # fmt: skip
+          "modelmix_gap_rule": {"modelmix_tau": ((1.0, 0.1),)}, "step_scaling": {"clients": 2}}  # fmt: skip
 _ALSO = {"lr_rule": {"lr_decay": 1.0}}
 
 

@@ -15,11 +15,11 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from dpcore.claims import compute_status  # noqa: E402
+from dpcore.claims import ClaimsLog, Interval, compute_status, unchecked  # noqa: E402
 from dpcore.federated import datasets as fd  # noqa: E402
-from dpcore.papers.p001_isrl import analysis, audit, figures, panels  # noqa: E402
+from dpcore.papers.p001_isrl import analysis, audit, coverage, figures, panels  # noqa: E402
 from dpcore.papers.p001_isrl import experiments as fe  # noqa: E402
-from dpcore.papers.p001_isrl.claims import CLAIMS, SPECS  # noqa: E402
+from dpcore.papers.p001_isrl.claims import CLAIMS, INSURANCE_SPECS, MNIST_SPECS, OBESITY_SPECS, SPECS  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -227,3 +227,123 @@ def test_accelerated_and_audit_figures_put_the_legend_below():
     plt.close(fig)
     with pytest.raises(ValueError, match="results"):
         figures.panels_figure({}, ylabel="e", suptitle="t")
+
+
+# ----------------------------------------------------------------------------------- every claim at every profile
+
+
+def _quick(notebook: str) -> dict:
+    import yaml
+
+    from dpcore.paths import notebooks_dir
+
+    return yaml.safe_load((notebooks_dir() / "profiles" / "quick.yaml").read_text())[f"001_isrl_dp/{notebook}"]
+
+
+def test_notebooks_own_every_claim_once():
+    from dpcore.papers.p001_isrl.claims import NOTEBOOKS
+
+    keys = [k for nb in NOTEBOOKS for k in nb.keys]
+    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99
+    assert {nb.notebook for nb in NOTEBOOKS} == {f"001_isrl_dp/{n}" for n in
+                                                 ("privacy_accounting", "mnist_logistic", "insurance_linear",
+                                                  "obesity_softmax")}  # fmt: skip
+
+
+def test_quick_profile_audits_every_calibration_of_the_paper():
+    """Accounting is not training: the quick profile's parameters audit every (setting, algorithm, ε) claim."""
+    p = _quick("privacy_accounting")
+    assert not p.get("reduced", False)
+    names = [("mnist", 18.0, p["mnist_epsilons"]), ("obesity", 9.0, p["obesity_epsilons"])]
+    names += [(f"insurance-N{n}", 3.0, p["insurance_epsilons"]) for n in p["insurance_silos"]]
+    audited = {f"calib.{name}.mb-sgd.eps={e:g}" for name, _, eps in names for e in eps}
+    audited |= {f"calib.{name}.local-sgd.eps={e:g}" for name, top, _ in names for e in p["local_sgd_epsilons"]
+                if e <= top}  # fmt: skip
+    assert audited == {k for k in CLAIMS if k.startswith("calib.")}
+
+
+def test_reasons_name_the_panel_or_epsilon_a_profile_leaves_out():
+    assert coverage.not_run_reason("fig4.M=25.mb_beats_isrl_local", silos_per_round=[12]) == (
+        "panel M = 25 not in this profile (M ∈ 12)"
+    )
+    assert coverage.not_run_reason("app_i2.N=15.M=5.naive_gain.eps=1", panels=[(10, 5), (3, 3)], epsilons=[1.0]) == (
+        "panel N = 15, M = 5 not in this profile ((N, M) ∈ (10, 5), (3, 3))"
+    )
+    assert coverage.not_run_reason("fig9.N=3.M=3.local_beats_mb.eps=3", panels=[(3, 3)], epsilons=[1.0]) == (
+        "ε = 3 not in this profile's grid (ε ∈ 1)"
+    )
+    assert coverage.not_run_reason("fig5.N=10.M=5.ratio_to_local_sgd.eps_ge_2", panels=[(10, 5)], epsilons=[1]) == (
+        "needs a tested ε ≥ 2 (ε ∈ 1)"
+    )
+    assert coverage.not_run_reason("figs8_9.mb_beats_local.most") == "needs the Figs. 8-9 panels, none in this profile"
+    assert coverage.not_run_reason("app_i1.upsilon2") == "not computed at this profile"
+    settings = [audit.Setting("mnist", 1238, 35, 18.0, (0.75, 12.0))]
+    assert coverage.calibration_reason("calib.mnist.mb-sgd.eps=6", settings, [0.75]) == (
+        "ε = 6 not in this profile's grid (ε ∈ 0.75, 12)"
+    )
+    assert coverage.calibration_reason("calib.mnist.local-sgd.eps=3", settings, [0.75, 3.0]) == (
+        "not computed at this profile"  # audited: it would have a value
+    )
+    assert coverage.calibration_reason("calib.obesity.mb-sgd.eps=9", settings, []).startswith(
+        "setting obesity not audited"
+    )
+    for bad, match in ((dict(key=""), "key"), (dict(key="k", panels=[(1, 2, 3)]), "panels"),
+                       (dict(key="k", epsilons=["a"]), "epsilons"), (dict(key="k", settings=[1]), "settings")):
+        with pytest.raises(ValueError, match=match):
+            coverage.not_run_reason(**bad)
+    with pytest.raises(ValueError, match="calibration claim key"):
+        coverage.calibration_reason("fig4.M=25.x", settings, [])
+
+
+def _complete(log, specs, reason):
+    for spec in unchecked(log, specs):
+        log.check(spec, None, note=reason(spec.key))
+    return {c.key: c for c in log.claims}
+
+
+def test_quick_notebooks_report_every_claim_they_own_with_a_reason():
+    """What the three training notebooks do at the quick profile, on stand-in panel results."""
+    log = ClaimsLog()
+    p = _quick("mnist_logistic")
+    fake = _result([0.3, 0.125], [0.3, 0.25], 0.12, 0.13, epsilons=tuple(p["epsilons"]), m=12)
+    for key, (value, note) in analysis.mnist_claims({12: fake}, p["fig4_silos_per_round"]).items():
+        log.check(CLAIMS[key], value, note=note, reduced=True)
+    log.check(CLAIMS["app_i1.upsilon2"], 0.2, reduced=True)
+    rows = _complete(log, MNIST_SPECS, lambda k: coverage.not_run_reason(
+        k, epsilons=p["epsilons"], silos_per_round=p["fig4_silos_per_round"]))  # fmt: skip
+    assert set(rows) == {s.key for s in MNIST_SPECS}
+    assert rows["fig4.M=25.mb_beats_isrl_local"].note.startswith("panel M = 25 not in this profile")
+
+    log = ClaimsLog()
+    p = _quick("insurance_linear")
+    fake = _result([0.9, 0.6, 0.45], [1.0, 0.7, 0.4], 0.4, 0.5, epsilons=tuple(p["epsilons"]))
+    chosen = [tuple(x) for x in p["fig5_panels"] + p["fig8_panels"] + p["fig9_panels"]]
+    for key, (value, note) in analysis.insurance_claims(dict.fromkeys(chosen, fake), p["fig5_panels"]).items():
+        log.check(CLAIMS[key], value, note=note, reduced=True)
+    rows = _complete(log, INSURANCE_SPECS, lambda k: coverage.not_run_reason(k, epsilons=p["epsilons"], panels=chosen))
+    assert set(rows) == {s.key for s in INSURANCE_SPECS} and all(r.status == "not-run" or r.our_value is not None
+                                                                  for r in rows.values())  # fmt: skip
+    assert rows["app_i2.N=5.M=2.naive_gain.eps=1"].note.startswith("panel N = 5, M = 2 not in this profile")
+    assert rows["fig5.N=5.M=2.mb_beats_local.eps_le_2"].note.startswith("panel N = 5, M = 2 not in this profile")
+
+    log = ClaimsLog()
+    p = _quick("obesity_softmax")
+    fake = _result([0.8, 0.7, 0.6], [0.78, 0.72, 0.62], 0.5, 0.45, epsilons=tuple(p["epsilons"]))
+    authors = pd.DataFrame({"M": 3, "epsilon": p["epsilons"], "gain_vs_isrl_local_sgd": [0.2, 0.25, 0.1]})
+    log.check(CLAIMS["app_i3.lipschitz"], 19.5)
+    for key, (value, note) in analysis.obesity_claims({3: fake}, authors).items():
+        log.check(CLAIMS[key], value, note=note, reduced=True)
+    rows = _complete(log, OBESITY_SPECS, lambda k: coverage.not_run_reason(
+        k, epsilons=p["epsilons"], silos_per_round=p["silos_per_round"]))  # fmt: skip
+    assert set(rows) == {s.key for s in OBESITY_SPECS}
+    assert rows["fig6.M=3.gain.eps=1"].note.startswith("ε = 1 not in this profile's grid")
+    assert rows["fig6.M=7.mb_beats_local.all_eps"].note.startswith("panel M = 7 not in this profile")
+
+
+def test_printed_ranges_are_ranges():
+    naive = CLAIMS["app_i2.N=10.M=5.naive_gain.eps=1"]
+    assert naive.value == Interval(0.3, 0.4) and naive.atol == 0
+    assert [compute_status(naive, v) for v in (0.3, 0.37, 0.4, 0.29, 0.45)] == ["reproduced"] * 3 + ["differs"] * 2
+    gain = CLAIMS["fig6.M=7.gain.eps=9"]
+    assert gain.value == Interval(0.1, 0.3) and compute_status(gain, 0.111) == "reproduced"
+    assert compute_status(CLAIMS["fig6.M=3.gain.eps=6"], -0.0782) == "differs-explained"

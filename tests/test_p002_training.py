@@ -23,7 +23,7 @@ from dpcore.experiments.store import Store
 from dpcore.models import Scattering2D, build_model
 from dpcore.papers.p002_modelmix import training as t2
 from dpcore.papers.p002_modelmix import training_report as tr
-from dpcore.papers.p002_modelmix.claims import CLAIMS, TRAINING_CLAIMS, TRAINING_SPECS
+from dpcore.papers.p002_modelmix.claims import CLAIMS, SECTION5_KEYS, TRAINING_CLAIMS, TRAINING_SPECS
 from dpcore.training import TrainConfig, Trainer
 from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.trainer import make_classification_eval
@@ -40,11 +40,16 @@ def test_old_hashes_unchanged():
     cfg = RunConfig(**BASE)
     assert config_hash(cfg) == "5dada6affd23795e"
     same = cfg.with_(steps=None, momentum=0.0, modelmix_tau=(), modelmix_gap_rule="exact", linf_p=None,
-                     train_eval_size=0)  # fmt: skip
+                     train_eval_size=0, normalization="groupnorm", bn_noise_multiplier=0.0,
+                     eval_previous=False)  # fmt: skip
     assert config_hash(same) == config_hash(cfg)
     plan = registry.get("003_table3").runs("quick")
     digest = hashlib.sha256("".join(config_hash(r.config) for r in plan).encode()).hexdigest()[:16]
     assert (len(plan), digest) == (16, "9282935c3f52de0b")
+    # paper 002's Table I plan as committed before the issue-22 fields existed (4dd3f87): names and hashes kept
+    plan = registry.get("002_table1").runs("quick")
+    digest = hashlib.sha256("".join(config_hash(r.config) for r in plan).encode()).hexdigest()[:16]
+    assert (len(plan), digest) == (6, "b9d0d0a389b8b392")
     assert config_hash(cfg.with_(momentum=0.9)) != config_hash(cfg)
 
 
@@ -234,13 +239,21 @@ def test_report_claim_values_cover_the_claims_and_need_every_seed():
     assert partial["table2.cifar10.dpsgd.eps4"][0] is None and "2 of 5" in partial["table2.cifar10.dpsgd.eps4"][1]
     cmp3 = tr.table3_comparison(_medians())
     v3 = tr.table3_claim_values(cmp3)
-    assert set(v3) == {k for k in TRAINING_CLAIMS if k.startswith("table3.")}
+    assert set(v3) == {k for k in TRAINING_CLAIMS if k.startswith("table3.")} | set(SECTION5_KEYS)
     assert v3["table3.cifar10.mm.acc70"][0] == pytest.approx(20 / 3)  # 50 + 3 eps = 70
     assert v3["table3.cifar10.dpsgd.acc72"][0] is None  # 40 + 3*8 = 64 < 72
+    # §5: the normalisation eps is computed, the 20x ratio and 145.8 are read off the same curves, the rest not-run
+    assert v3["sec5.1.normalization_eps"][0] == pytest.approx(0.6948, abs=1e-4)
+    assert v3["sec5.2.eps_ratio"][0] == pytest.approx(8 / (14 / 3))  # only 64 % is reached by both: 8 vs 4.67
+    assert v3["abstract.cifar10.dpsgd.eps_for_70.4"][0] is None  # regular reaches 64 % at most here
+    assert all(v3[k][0] is None for k in SECTION5_KEYS if k.startswith(("sec5.3.", "sec5.1.tb.")))
 
 
 def test_training_claims_are_full_scale_literals_of_tables_i_to_iii():
-    assert len(TRAINING_SPECS) == 24 + 24 + 20 + 5 and all(s.scale == "full" for s in TRAINING_SPECS)
+    assert len(TRAINING_SPECS) == 24 + 24 + 20 + 5 + len(SECTION5_KEYS) == 24 + 24 + 20 + 5 + 14
+    assert all(s.scale == "full" for s in TRAINING_SPECS if s.key != "sec5.1.normalization_eps")
+    assert CLAIMS["sec5.1.normalization_eps"].value == 0.695 and CLAIMS["sec5.2.eps_ratio"].value == 20.0
+    assert CLAIMS["abstract.cifar10.dpsgd.eps_for_70.4"].value == 145.8
     assert CLAIMS["table1.cifar10.mm.eps0.2"].value == 58.5 and CLAIMS["table1.cifar10.dpsgd.eps0.2"].value == 32.8
     assert CLAIMS["table2.cifar10.mm.eps8"].value == 70.4 and CLAIMS["table2.svhn.dpsgd.eps2"].value == 41.2
     assert CLAIMS["table3.cifar10.dpsgd.acc70"].value == 140.6 and CLAIMS["table3.svhn.mm.acc90.1"].value == 8.0
@@ -251,3 +264,156 @@ def test_quick_profile_dry_run(name, tmp_path):
     stream = io.StringIO()
     rows = dry_run(name, "quick", results_root=tmp_path / "r", checkpoints_root=tmp_path / "c", stream=stream)
     assert rows and all(r.steps > 0 and r.estimate_seconds > 0 for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------- issue 22: modes
+_SCAT = dict(dataset="cifar10_scatter", model="scatter_cnn", model_kwargs={"dataset": "cifar10"}, sampling="poisson",
+             clipping="individual", batch_size=256, clip_norm=1.0, noise_multiplier=2.0, epochs=7, steps=70, lr=0.4,
+             profile="paper")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "name"),
+    [
+        (dict(normalization="bn"), "normalization"),
+        (dict(normalization="private_bn", model_kwargs={"dataset": "cifar10", "norm": "standardize"}),
+         "bn_noise_multiplier"),
+        (dict(normalization="private_bn", bn_noise_multiplier=8.0), "private_bn"),  # GroupNorm model
+        (dict(bn_noise_multiplier=8.0), "bn_noise_multiplier"),
+        (dict(model_kwargs={"dataset": "cifar10", "norm": "standardize"}), "private_bn"),
+        (dict(eval_previous=True), "eval_previous"),
+        (dict(eval_previous=1, modelmix_tau=((1.0, 0.05),)), "eval_previous"),
+    ],
+)  # fmt: skip
+def test_issue22_fields_are_validated(changes, name):
+    with pytest.raises(ValueError, match=name):
+        RunConfig(**{**_SCAT, **changes})
+
+
+def test_readouts_label_final_best_pair_and_the_authors_early_stop():
+    hist = [{"step": 6, "test_accuracy": 0.5, "previous_test_accuracy": 0.6},
+            {"step": 12, "test_accuracy": 0.7, "previous_test_accuracy": 0.4},
+            {"step": 18, "test_accuracy": 0.65, "previous_test_accuracy": 0.66}]  # fmt: skip
+    r = t2.readouts(hist)
+    assert (r["final"], r["best"], r["best_step"]) == (0.65, 0.7, 12)
+    assert (r["final_max_current_previous"], r["best_max_current_previous"], r["authors"]) == (0.66, 0.7, 0.7)
+    assert [p["accuracy"] for p in r["previous"]] == [0.6, 0.4, 0.66] and r["authors_stop_step"] == 18
+    flat = [{"step": i + 1, "test_accuracy": 0.8 if i == 2 else (0.9 if i == 25 else 0.5)} for i in range(30)]
+    late = t2.readouts(flat, patience=20)  # stops 20 evaluations after the peak at step 3: 0.9 comes too late
+    assert (late["authors"], late["authors_stop_step"], late["best"]) == (0.8, 23, 0.9)
+    assert late["final_max_current_previous"] is None and late["previous"] == []
+    assert t2.readouts([])["final"] is None
+    with pytest.raises(ValueError, match="patience"):
+        t2.readouts(hist, patience=0)
+    with pytest.raises(ValueError, match="history"):
+        t2.readouts([0.5, 0.6])
+
+
+def _fmnist_like(split: str) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0 if split == "train" else 1)
+    n = 120 if split == "train" else 40
+    y = rng.integers(0, 3, size=n)
+    x = (rng.integers(0, 80, size=(n, 28, 28)) + 60 * y[:, None, None]).astype(np.uint8)
+    return x, y.astype(np.int64)
+
+
+@pytest.fixture
+def tiny28(monkeypatch, tmp_path):
+    monkeypatch.setenv("DPCORE_DATA", str(tmp_path / "data"))
+    register_dataset(DatasetSpec("tiny22_scatter", _fmnist_like, (("train", 120), ("test", 40)), (28, 28), 3, (0.0,),
+                                 (1.0,), features="scattering_J2_L8"))  # fmt: skip
+    yield tmp_path
+    ds.DATASETS.pop("tiny22_scatter", None)
+    ds.clear_cache()
+
+
+def _bn_config(**changes) -> RunConfig:
+    base = dict(dataset="tiny22_scatter", model="scatter_cnn",
+                model_kwargs={"dataset": "fmnist", "num_classes": 3, "norm": "standardize"}, sampling="poisson",
+                clipping="individual", batch_size=30, clip_norm=1.0, noise_multiplier=2.0, noise_convention="standard",
+                epochs=3, steps=6, lr=0.4, momentum=0.9, modelmix_tau=((0.5, 0.05), (1.0, 0.025)), linf_p=100,
+                normalization="private_bn", bn_noise_multiplier=8.0, eval_previous=True, profile="quick")  # fmt: skip
+    return RunConfig(**{**base, **changes})
+
+
+def test_private_bn_run_records_the_releases_the_readouts_and_every_epsilon(tiny28):
+    cfg = _bn_config()
+    exp = registry.Experiment("tiny22_exp", "test", lambda p, lookup: [registry.PlannedRun("r", cfg)],
+                              accountants=t2.ABLATION_ACCOUNTANTS, trainer=t2.scatter_trainer)  # fmt: skip
+    store = Store.default("quick", exp.name, results_root=tiny28 / "results", checkpoints_root=tiny28 / "ck")
+    result = run_one(exp, registry.PlannedRun("r", cfg), store, progress="none")
+    norm = result["normalization"]
+    assert [r["name"] for r in norm["releases"]] == ["mean", "second_moment"]
+    assert {r["divisor"] for r in norm["releases"]} == {120} and norm["threshold_rule"] == "median"
+    reads = result["readouts"]
+    assert reads["evaluations"] == 3 and len(reads["previous"]) == 3 and reads["final"] == result["final_accuracy"]
+    assert reads["authors"] == reads["best_max_current_previous"] >= reads["best"]
+    eps = {k: v["value"] for k, v in result["epsilon"].items()}
+    assert eps["normalization"] == pytest.approx(0.6948, abs=1e-4)
+    assert eps["total"] > eps["paper"] and eps["total"] > eps["normalization"]
+    assert "TRAINING ONLY" in result["epsilon"]["paper"]["label"] and "median" in result["epsilon"]["total"]["label"]
+    # the evaluation protocol (how often, the previous iterate) does not change training: same final parameters
+    quiet = _bn_config(epochs=1, eval_previous=False)
+    trainer = t2.scatter_trainer(quiet, prepare(quiet))
+    trainer.run()
+    assert parameters_digest(trainer.model) == result["final_parameters_sha256"]
+    assert bool(trainer.model.norm.fitted) and trainer.normalization.accounting_view() == (
+        "add/remove", 120, (8.0, 8.0))  # fmt: skip
+
+
+def test_scatter_trainer_of_a_groupnorm_run_is_the_default_trainer(tiny28):
+    from dpcore.experiments.runner import default_trainer
+
+    cfg = _bn_config(model_kwargs={"dataset": "fmnist", "num_classes": 3}, normalization="groupnorm",
+                     bn_noise_multiplier=0.0, eval_previous=False, linf_p=None)  # fmt: skip
+    data = prepare(cfg)
+    ours, default = t2.scatter_trainer(cfg, data), default_trainer(cfg, data)
+    ours.run()
+    default.run()
+    assert parameters_digest(ours.model) == parameters_digest(default.model)
+    assert ours.history == default.history and ours.result_extras()["normalization"] is None
+    record = ours.record().to_dict()
+    assert t2.total_epsilon(record, cfg).value == t2.paper_epsilon(record, cfg).value
+    assert t2.normalization_cost(record, cfg).value == 0.0
+
+
+def test_ablation_factors_change_one_thing_each():
+    paper = t2.ABLATION["paper"]
+    assert [t2._factor_settings(f, "mm", 700)["steps"] for f in t2.ABLATION_FACTORS] == [700, 700, 700, 600, 600]
+    assert t2._factor_settings("steps", "dpsgd", 700)["steps"] == 720
+    for steps in (600, 700, 720, 1200):
+        cfg = t2._ablation_config(paper, "paper", clip=1.0, lr=0.4, z=2.0, steps=steps, tau=(), linf_p=None,
+                                  normalization=False, seed=0)  # fmt: skip
+        assert cfg.eval_every == 6  # every epoch of the authors' code (50000 // 8192 rounds)
+    plan = {r.name: r.config for r in registry.get("002_ablation").runs("quick")}
+    assert len(plan) == 2 * 5 + 1
+    fields = ("normalization", "bn_noise_multiplier", "model_kwargs", "linf_p", "steps", "epochs", "noise_multiplier")
+    for method in ("dpsgd", "mm"):
+        base = plan[f"cifar10/{method}/eps1/metric/seed0"]
+        assert base.eval_previous == (method == "mm") and base.normalization == "groupnorm"
+        changed = {f: {k for k in fields if getattr(plan[f"cifar10/{method}/eps1/{f}/seed0"], k) != getattr(base, k)}
+                   for f in ("norm", "trunc", "steps")}  # fmt: skip
+        assert changed["norm"] == {"normalization", "bn_noise_multiplier", "model_kwargs"}
+        assert changed["trunc"] == ({"linf_p", "noise_multiplier"} if method == "mm" else {"linf_p"})
+        assert changed["steps"] - {"epochs"} == {"steps", "noise_multiplier"}  # epochs: ⌈T/6⌉ evaluations
+    nonprivate = plan["cifar10/nonprivate/eps_inf/authors/seed0"]
+    assert (nonprivate.noise_multiplier, nonprivate.clip_norm, nonprivate.lr, nonprivate.linf_p) == (0.0, 2.0, 1.0, 100)
+    assert nonprivate.normalization == "private_bn" and nonprivate.steps == 60 and not nonprivate.modelmix_tau
+    frame = t2.ablation_frame("quick", results_root="/nonexistent-results-root")
+    assert len(frame) == 11 and (frame["status"] == "todo").all() and frame["final_pct"].isna().all()
+    assert set(frame["factor"]) == {*t2.ABLATION_FACTORS, "authors"}
+
+
+def test_evidence_cites_full_commits_and_every_mode_has_its_source():
+    for items in t2.EVIDENCE.values():
+        for e in items:
+            assert len(e.commit) == 40 and e.repo in (t2.MODELMIX_REPO, t2.TB_REPO) and e.quote and e.lines
+    assert all(set(m.evidence) <= set(t2.EVIDENCE) for m in t2.MODES.values())
+    assert set(t2.ABLATION_FACTORS) < set(t2.MODES)
+
+
+def test_ablation_dry_run_of_one_run(tmp_path):
+    stream = io.StringIO()
+    rows = dry_run("002_ablation", "quick", only="cifar10/mm/eps1/all/seed0", results_root=tmp_path / "r",
+                   checkpoints_root=tmp_path / "c", stream=stream)  # fmt: skip
+    assert len(rows) == 1 and rows[0].steps == 30 and rows[0].step_seconds > 0 and rows[0].estimate_seconds > 0

@@ -72,7 +72,7 @@ def test_claim_values_are_complete_and_full_scale_claims_are_not_run_at_reduced_
     values = tr.table3_claim_values(comp) | tr.qualitative_values(comp)
     assert set(values) == set(TRAINING_CLAIMS)
     assert values["table3.cifar10.SS.BC.dp"][0] == pytest.approx(71.0)
-    assert values["table3.cifar10.SS.BC.nondp"][0] == pytest.approx(69.0)
+    assert values["table3.cifar10.SS.nondp"][0] == pytest.approx(69.0)
     assert "C = 1" in values["table3.cifar10.SS.BC.dp"][1] and "A_1 5.25" in values["table3.cifar10.SS.BC.dp"][1]
     log = ClaimsLog()
     for key, (value, note) in values.items():
@@ -105,7 +105,7 @@ def test_missing_cells_make_claims_not_run_and_are_listed(tmp_path):
     values = tr.table3_claim_values(comp)
     assert values["table3.mnist.SS.IC.dp"][0] == pytest.approx(97.0)  # the family has its one quick cell
     assert values["table3.mnist.SS.BC.dp"] == (None, "1 cell(s) missing; none finished")
-    assert values["table3.mnist.SH.IC.nondp"][0] is None
+    assert values["table3.mnist.SH.nondp"][0] is None
     qual = tr.qualitative_values(comp)
     assert all(v is None and "mnist/SS" in note for v, note in qual.values())
     assert compute_status(TRAINING_CLAIMS["table3.mnist.SS.BC.dp"], None) == "not-run"
@@ -135,12 +135,15 @@ def test_figures_label_curves_with_sigma_c_and_both_epsilons(complete):
 
 def test_specs_are_table3_exactly():
     keys = [s.key for s in TRAINING_SPECS]
-    assert len(keys) == 27 and len([k for k in keys if k.endswith((".dp", ".nondp"))]) == 24
+    # 12 DP entries and 4 non-private baselines: Table 3 prints each baseline once per clipping row
+    assert len(keys) == 19 and len([k for k in keys if k.endswith((".dp", ".nondp"))]) == 16
     for (dataset, sampling, clipping), (dp, nondp) in TABLE3_PRINTED.items():
-        for suffix, value in (("dp", dp), ("nondp", nondp)):
-            spec = CLAIMS[f"table3.{dataset}.{sampling}.{clipping}.{suffix}"]
-            assert spec.value == value and spec.source == "printed" and spec.scale == "full"
-            assert f"row {sampling} {clipping}" in spec.location
+        spec = CLAIMS[f"table3.{dataset}.{sampling}.{clipping}.dp"]
+        assert spec.value == dp and spec.source == "printed" and spec.scale == "full"
+        assert f"row {sampling} {clipping}" in spec.location
+        base = CLAIMS[f"table3.{dataset}.{sampling}.nondp"]
+        assert base.value == nondp and base.source == "printed" and f"rows {sampling} IC/BC/MC" in base.location
+    assert "table3.mnist.SS.IC.nondp" not in CLAIMS
     assert TABLE3_PRINTED[("mnist", "SH", "MC")] == (96.97, 98.4) and TABLE3_PRINTED[("cifar10", "SS", "BC")][0] == 71.7
     assert all(s.scale == "full" and s.erratum is None for s in TRAINING_SPECS)
 

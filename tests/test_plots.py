@@ -133,3 +133,71 @@ def test_table_panel_fills_the_axes_and_refuses_ragged_rows():
     with pytest.raises(ValueError, match="cells"):
         table_panel(ax, [["a"]], ["name", "value"], "t")
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------- layout helpers (issue 25)
+def test_empty_panel_says_not_run_and_drawn_panels_stay_as_they_are():
+    fig, axes = plots.new_axes(3)
+    axes[0, 0].plot([0, 1], [0, 1])
+    axes[0, 1].text(0.01, 0.01, "missing: s/10", transform=axes[0, 1].transAxes)  # a note is not data
+    axes[0, 2].axis("off")  # a spacer without a frame is not a panel of a run
+    assert [plots.is_empty_panel(ax) for ax in axes.flat] == [False, True, False]
+    assert plots.mark_empty_panels(fig, "CIFAR-10 runs are paper-profile only") == 1
+    texts = [t.get_text() for t in axes[0, 1].texts]
+    assert texts == ["missing: s/10", "not run: CIFAR-10 runs are paper-profile only"]
+    assert axes[0, 1].texts[1].get_gid() == plots.NOT_RUN_GID
+    assert plots.mark_empty_panels(fig) == 0  # marked once: the text fills the panel now
+    with pytest.raises(ValueError, match="reason"):
+        plots.not_run(axes[0, 0], "  ")
+    with pytest.raises(ValueError, match="fig"):
+        plots.mark_empty_panels(axes[0, 0])
+
+
+def test_log_scale_only_for_positive_values_spanning_decades():
+    fig, axes = plots.new_axes(3)
+    axes[0, 0].plot([1, 2, 3], [2.3, 48.0, 350.0])  # a diverging loss next to a healthy one
+    axes[0, 0].plot([1, 2, 3], [2.3, 1.0, 0.6])
+    axes[0, 1].plot([1, 2, 3], [2.3, 1.0, 0.6])  # less than a decade
+    axes[0, 2].plot([1, 2, 3], [0.0, 5.0, 350.0])  # a zero cannot go on a log axis
+    assert [plots.log_scale_if_wide(ax) for ax in axes.flat] == [True, False, False]
+    assert [ax.get_yscale() for ax in axes.flat] == ["log", "linear", "linear"]
+    with pytest.raises(ValueError, match="decades"):
+        plots.log_scale_if_wide(axes[0, 0], decades=0)
+
+
+def _legend_box(fig, ax):
+    fig.canvas.draw()
+    return ax.get_legend().get_window_extent(fig.canvas.get_renderer())
+
+
+def test_a_legend_on_data_moves_below_its_axes_and_a_free_one_stays():
+    fig, axes = plots.new_axes(2)
+    x = np.linspace(0, 1, 50)
+    for k in range(4):  # lines across the whole panel: no free corner
+        axes[0, 0].plot(x, 0.1 + 0.25 * k + 0.05 * np.sin(9 * x), label=f"a long label for series {k}")
+    axes[0, 0].legend(loc="upper left")
+    axes[0, 1].plot(x, x, label="diagonal")
+    axes[0, 1].legend(loc="upper left")  # the diagonal leaves the upper left corner free
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert plots.legend_covers_data(axes[0, 0], renderer) and not plots.legend_covers_data(axes[0, 1], renderer)
+    assert plots.move_covering_legends(fig) == 1
+    box = _legend_box(fig, axes[0, 0])
+    xaxis = axes[0, 0].xaxis.get_tightbbox(fig.canvas.get_renderer())
+    assert box.y1 <= xaxis.y0 + 1e-6, "the moved legend sits below the tick labels and the x label"
+    assert [t.get_text() for t in axes[0, 0].get_legend().get_texts()] == [
+        f"a long label for series {k}" for k in range(4)
+    ]
+    assert not plots.legend_covers_data(axes[0, 0], fig.canvas.get_renderer())
+
+
+def test_a_legend_on_bars_counts_as_covering_data():
+    fig, axes = plots.new_axes()
+    ax = axes[0, 0]
+    ax.bar([0, 1, 2], [1.0, 1.0, 1.0], label="bars")
+    ax.set_ylim(0, 1)
+    ax.legend(loc="center")
+    fig.canvas.draw()
+    assert plots.legend_covers_data(ax, fig.canvas.get_renderer())
+    with pytest.raises(ValueError, match="no legend"):
+        plots.move_legend_below(plots.new_axes()[1][0, 0], fig.canvas.get_renderer())

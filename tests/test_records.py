@@ -9,7 +9,7 @@ from torch import nn
 from dpcore.accounting import fdp
 from dpcore.accounting import gaussian as gdp
 from dpcore.accounting.dpsgd import dpsgd_epsilon
-from dpcore.accounting.records import choose_accountant, epsilon_for_record
+from dpcore.accounting.records import SHUFFLE_NOTE, choose_accountant, epsilon_for_record
 from dpcore.training import ModelMixConfig, TrainConfig, train
 
 
@@ -72,7 +72,8 @@ def test_refusals():
 
 
 def test_nonprivate_is_infinite():
-    assert epsilon_for_record(_record(private=False, clipping="none", noise_std=0.0), 1e-5) == math.inf
+    none = epsilon_for_record(_record(private=False, clipping="none", noise_std=0.0), 1e-5)
+    assert none == math.inf and none.rigorous and "non-private" in none.description
     assert epsilon_for_record(_record(noise_std=0.0, noise_multiplier=0.0), 1e-5) == math.inf
 
 
@@ -96,6 +97,21 @@ def test_fixed_size_is_rigorous_wor_rdp_with_replace_one_sensitivity():
     approx = epsilon_for_record(rec, 1e-5, method="gdp")
     assert approx == pytest.approx(gdp.epsilon_from_mu(mu, 1e-5))
     assert not choose_accountant(rec, method="gdp").rigorous and approx < rigorous
+    # the label travels with the value
+    assert approx.label == "approximate" and not approx.rigorous and approx.description.startswith("APPROXIMATE")
+    assert rigorous.label == "rigorous" and rigorous.method == "rdp" and "replace-one" in rigorous.description
+
+
+def test_standard_noise_with_fixed_batches_is_halved_against_replace_one():
+    # noise std σ·C (the DP-SGD convention) with fixed-size batches: multiplier σ/2 against the sensitivity 2C,
+    # the same ε as paper 003's convention at σ/2
+    standard = _record(sampling="fixed", noise_multiplier=2.2, noise_std=2.2)
+    paper = _record(sampling="fixed", noise_convention="replace_one", noise_multiplier=1.1, noise_std=2.2)
+    assert choose_accountant(standard).noise_multiplier == pytest.approx(1.1)
+    assert epsilon_for_record(standard, 1e-5) == pytest.approx(epsilon_for_record(paper, 1e-5), rel=1e-12)
+    assert epsilon_for_record(standard, 1e-5) == pytest.approx(
+        dpsgd_epsilon(2.2, sample_rate=256 / 60000, steps=2000, delta=1e-5, method="rdp", sampling="fixed",
+                      dataset_size=60000), rel=1e-12)  # fmt: skip
 
 
 def test_shuffling_uses_paper_003_a1_when_available():
@@ -106,6 +122,8 @@ def test_shuffling_uses_paper_003_a1_when_available():
     eps = epsilon_for_record(rec, 1e-5)
     assert eps == pytest.approx(gdp.epsilon_from_mu(5.0, 1e-5), rel=1e-9)
     assert eps == pytest.approx(33.104, abs=5e-3)
+    # the result says on the spot that the A_1 analysis, not a subsampling accountant, produced it
+    assert eps.description.startswith(SHUFFLE_NOTE) and "A_1" in eps.description and eps.method == "a1"
     # a started epoch counts in full
     partial = dict(rec, steps=100 * 99 + 1)
     assert epsilon_for_record(partial, 1e-5) == pytest.approx(eps, rel=1e-12)

@@ -12,7 +12,21 @@ import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from dpcore.claims import ClaimSpec, collect  # noqa: E402
-from dpcore.report import FOOTER_GID, FOOTER_KEY, Report, add_footer, atomic_path  # noqa: E402
+from dpcore.report import (  # noqa: E402
+    FOOTER_GID,
+    FOOTER_KEY,
+    LAYOUT_KEY,
+    MIN_AXES_SPAN,
+    REPEATABLE_VAR,
+    SIGNIFICANT_DIGITS,
+    FigureLayout,
+    Report,
+    add_footer,
+    atomic_path,
+    table_csv,
+    timing_columns,
+    wrap_to_width,
+)
 
 SPEC = ClaimSpec("ref", "abadi.eps", "Abadi et al. 2016", "epsilon", 1.26, "reference", "CCS 2016 §3.1", atol=0.005)
 FULL = ClaimSpec("001", "fig4.acc", "Fig. 4", "accuracy", 0.9, "printed", "Fig. 4, p. 9", atol=0.01, scale="full")
@@ -131,3 +145,148 @@ def test_bad_arguments():
         Report("", "nb")
     with pytest.raises(ValueError, match="provenance"):
         Report("a", "nb", provenance=None)
+
+
+# --------------------------------------------------------------------------- issue 25: readable, repeatable
+LONG_NOTE = "Table I: CIFAR-10 1000 train / 500 test, batch 164, T = 16, 1 seed(s); Table II: CIFAR-10 1000 train"
+LONG_DATA = "CIFAR-10 train (50,000; JPEG q75 mirror, sha256 caee4964...) + test (SVHN, Fashion-MNIST: paper only)"
+
+
+def _small_figure():
+    fig, ax = plt.subplots(figsize=(4.0, 3.0), layout="constrained")
+    ax.plot([0.2, 1.0, 8.0], [9.0, 15.0, 33.0], marker="o", label="ours")
+    ax.set(xlabel="ε", ylabel="test accuracy (%)", title="CIFAR-10")
+    return fig
+
+
+def test_long_footer_wraps_and_never_widens_the_saved_image(tmp_path):
+    fig = _small_figure()
+    fig.canvas.draw()
+    content = fig.get_tightbbox(fig.canvas.get_renderer()).width  # inches, before the footer
+    report = Report("00_x", "nb", figures_dir=tmp_path, reduced=True, reduced_note=LONG_NOTE, provenance=LONG_DATA)
+    png = report.figure(fig, "small")["png"]
+    with Image.open(png) as image:
+        width = image.size[0]
+        layout = FigureLayout.parse(image.text[LAYOUT_KEY])
+    assert width <= (content + 2 * 0.08) * 150 + 3, "the footer widened the saved image"
+    assert layout.footer_lines > 1 and layout.axes_span > 0.9 and not layout.problems()
+    assert report.layouts["small"] == layout
+    plt.close(fig)
+
+
+def test_report_label_is_wrapped_at_separators(tmp_path):
+    report = Report("00_x", "nb", figures_dir=tmp_path, reduced=True, reduced_note="x" * 30, provenance="y " * 200)
+    fig = _small_figure()
+    report.figure(fig, "wrapped")
+    footer = next(t for t in fig.texts if t.get_gid() == FOOTER_GID)
+    lines = footer.get_text().split("\n")
+    words = [w for w in " ".join(lines).split() if w != "·"]
+    assert len(lines) > 2 and words == [w for w in report.label.split() if w != "·"]  # nothing lost
+    plt.close(fig)
+
+
+def test_wrap_to_width_breaks_at_separators_first_then_at_spaces():
+    lines = wrap_to_width("aaaa · bbbb · cc dd ee ff gg", 11, len)
+    assert lines == ["aaaa · bbbb", "cc dd ee ff", "gg"]
+    assert wrap_to_width("short", 100, len) == ["short"]
+    assert wrap_to_width("averyveryverylongword x", 5, len) == ["averyveryverylongword", "x"]  # never cut a word
+    with pytest.raises(ValueError, match="width"):
+        wrap_to_width("a", 0, len)
+
+
+def test_a_plot_squeezed_into_a_corner_is_measured_and_warned_about(tmp_path):
+    fig = _small_figure()
+    fig.text(-2.0, 0.5, "a stray text far to the left widens the canvas")
+    with pytest.warns(UserWarning, match="squeezed into a corner"):
+        Report("00_x", "nb", figures_dir=tmp_path).figure(fig, "squeezed")
+    with Image.open(tmp_path / "00_x" / "squeezed.png") as image:
+        assert FigureLayout.parse(image.text[LAYOUT_KEY]).axes_span < MIN_AXES_SPAN
+    plt.close(fig)
+
+
+def test_layout_record_round_trips_and_names_problems():
+    layout = FigureLayout(axes_span=0.5, aspect=9.0, legends_moved=1, not_run_panels=2, footer_lines=3)
+    assert FigureLayout.parse(layout.text()) == FigureLayout(0.5, 9.0, 1, 2, 3)
+    assert len(layout.problems()) == 2
+    assert FigureLayout(0.95, 2.5).problems() == []
+    with pytest.raises(ValueError, match="FigureLayout"):
+        FigureLayout.parse("axes_span=0.9")
+
+
+def test_empty_panel_and_covering_legend_are_fixed_when_saved(tmp_path):
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3), layout="constrained")
+    x = np.linspace(0, 1, 40)
+    for k in range(5):
+        axes[0].plot(x, 0.2 * k + 0.05 * np.cos(7 * x), label=f"series {k}")
+    axes[0].legend(loc="center")
+    Report("00_x", "nb", figures_dir=tmp_path).figure(fig, "fixed")
+    with Image.open(tmp_path / "00_x" / "fixed.png") as image:
+        layout = FigureLayout.parse(image.text[LAYOUT_KEY])
+    assert layout.legends_moved == 1 and layout.not_run_panels == 1
+    assert [t.get_text() for t in axes[1].texts] == ["not run: no result for this panel"]
+    plt.close(fig)
+
+
+def test_saved_files_have_fixed_metadata_and_repeat_byte_for_byte(tmp_path, monkeypatch):
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    written = []
+    for run in ("a", "b"):
+        fig = _small_figure()
+        frame = pd.DataFrame({"eps": [0.2, 1.0], "acc": [1 / 3, 2 / 3]})
+        written.append(Report("00_x", "nb", figures_dir=tmp_path / run).figure(fig, "same", data=frame))
+        plt.close(fig)
+    for ext in ("png", "pdf", "csv"):
+        assert written[0][ext].read_bytes() == written[1][ext].read_bytes(), ext
+    with Image.open(written[0]["png"]) as image:
+        assert image.text["Software"] == "dpcore"
+    pdf = written[0]["pdf"].read_bytes()
+    assert b"/CreationDate" not in pdf and b"Matplotlib" not in pdf and b"/Producer (dpcore)" in pdf
+    assert b"matplotlib" not in written[0]["png"].read_bytes().lower()
+
+
+def test_tables_have_a_stated_precision_and_no_timings(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_ROOT", str(tmp_path))
+    report = Report("00_x", "nb", figures_dir=tmp_path / "figures")
+    frame = pd.DataFrame(
+        {
+            "run": ["a", "b"],
+            "acc": [0.1 + 0.2, 1 / 3],
+            "mixed": ["n/a", 2 / 3],
+            "steps": [1, 2],
+            "wall_seconds": [1.5, 2.5],
+        }
+    )
+    path = report.table(frame, "runs")
+    assert path.read_text() == "run,acc,mixed,steps\na,0.3,n/a,1\nb,0.333333,0.666667,2\n"
+    assert SIGNIFICANT_DIGITS == 6
+    timings = tmp_path / "build" / "timings" / "quick" / "00_x" / "runs.csv"
+    assert timings.read_text().splitlines()[0] == "run,acc,mixed,steps,wall_seconds"
+    small = pd.DataFrame({"k": [1, 2, 3], "x": [123456.789, np.nan, 1e-7]})
+    assert table_csv(small, significant=3) == "k,x\n1,1.23e+05\n2,\n3,1e-07\n"
+    assert timing_columns(["seconds", "cpu_s", "epoch_seconds", "s", "second"]) == ["seconds", "cpu_s", "epoch_seconds"]
+    with pytest.raises(ValueError, match="significant"):
+        table_csv(frame, significant=0)
+    with pytest.raises(ValueError, match="data"):
+        report.table([1, 2], "x")
+
+
+@pytest.fixture
+def _torch_state():
+    import torch
+
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    yield torch
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic)
+
+
+def test_runner_environment_makes_torch_repeatable(tmp_path, monkeypatch, _torch_state):
+    torch = _torch_state
+    torch.set_num_threads(2)
+    torch.use_deterministic_algorithms(False)
+    monkeypatch.delenv(REPEATABLE_VAR, raising=False)
+    Report("00_x", "nb", figures_dir=tmp_path)
+    assert torch.get_num_threads() == 2 and not torch.are_deterministic_algorithms_enabled()
+    monkeypatch.setenv(REPEATABLE_VAR, "1")
+    Report("00_x", "nb", figures_dir=tmp_path)
+    assert torch.get_num_threads() == 1 and torch.are_deterministic_algorithms_enabled()

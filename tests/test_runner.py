@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from dpcore import runner
-from dpcore.claims import COLUMNS, ClaimsLog, read_claims_csv
+from dpcore.claims import COLUMNS, ClaimsLog, ClaimSpec, NotebookClaims, read_claims_csv
 
 SPECS_SRC = """
 from dpcore.claims import ClaimSpec, Erratum
@@ -29,6 +29,11 @@ def _specs(src=SPECS_SRC):
 
 
 SPECS = _specs()
+# which fake notebook checks which claim (as dpcore.papers.notebook_claims() says for the real ones)
+NOTEBOOKS = [
+    NotebookClaims.of("aa/good", "published values", SPECS[:1]),
+    NotebookClaims.of("aa/good", "a table", SPECS[1:]),
+]
 
 
 def _notebook(path, body):
@@ -186,6 +191,7 @@ def test_check_claims_fails_on_missing_and_unknown_rows(tmp_path, committed):
 
 def test_check_claims_cli_exit_code(tmp_path, committed, monkeypatch):
     monkeypatch.setattr(runner, "_specs", lambda: list(SPECS))
+    monkeypatch.setattr(runner, "_notebooks", lambda: list(NOTEBOOKS))
     fresh = _fresh(tmp_path, "fresh", value=2.5)
     stream = io.StringIO()
     assert runner.main(["--check-claims", str(fresh), "--committed", str(committed)], stream=stream) == 1
@@ -207,21 +213,71 @@ def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, com
 def repo(project, tmp_path, monkeypatch):
     monkeypatch.setenv("DPCORE_ROOT", str(tmp_path))
     monkeypatch.setattr(runner, "_specs", lambda: list(SPECS))
+    monkeypatch.setattr(runner, "_notebooks", lambda: list(NOTEBOOKS))
+    monkeypatch.setattr(runner, "_titles", lambda: {"000": "A. Author, The fake paper"})
     return tmp_path
 
 
-def test_main_profiles_never_mix_and_errata_is_written(repo):
+def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     stream = io.StringIO()
     assert runner.main(["--profile", "quick", "--nb", "aa/good"], stream=stream) == 0, stream.getvalue()
     assert "summary: 1 ok, 0 failed" in stream.getvalue()
+    quick_errata = (repo / "figures" / "ERRATA.md").read_text()
+    assert "ours (quick)" in quick_errata and "ours (paper)" not in quick_errata and "t.wrong" in quick_errata
     assert runner.main(["--profile", "paper", "--nb", "aa/*"], stream=stream) == 0, stream.getvalue()
     quick = read_claims_csv(repo / "figures" / "claims.csv")
     paper = read_claims_csv(repo / "figures" / "paper" / "claims.csv")
     assert {r["profile"] for r in quick} == {"quick"} and {r["profile"] for r in paper} == {"paper"}
     assert [r["our_value"] for r in quick] == ["2.0", "1.25"] and [r["our_value"] for r in paper] == ["2.001", "1.25"]
-    assert (repo / "figures" / "paper" / "SCORECARD.md").read_text().startswith("# Scorecard")
-    errata = (repo / "figures" / "ERRATA.md").read_text()
-    assert "ours (quick)" in errata and "ours (paper)" in errata and "t.wrong" in errata
+    card = (repo / "figures" / "paper" / "SCORECARD.md").read_text()
+    assert card.startswith("# Scorecard") and "**Paper 000** (A. Author, The fake paper): 0 of 1 reproduced" in card
+    # the paper run wrote its own ERRATA.md (its values first) and left the quick profile's file alone
+    assert (repo / "figures" / "ERRATA.md").read_text() == quick_errata
+    paper_errata = (repo / "figures" / "paper" / "ERRATA.md").read_text()
+    assert paper_errata.index("ours (paper)") < paper_errata.index("ours (quick)")
+    assert "| 1.25 (differs-explained) | 1.25 (differs-explained) |" in paper_errata
+
+
+def test_errata_says_not_run_at_a_profile_without_the_row(tmp_path, committed):
+    rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
+    text = runner.errata_markdown(SPECS, {"quick": rows, "paper": {}})
+    assert "| 1.25 (differs-explained) | not run at paper profile |" in text and "not in claims.csv" not in text
+    with pytest.raises(ValueError, match="profile"):
+        runner.errata_markdown(SPECS, {"fast": rows})
+
+
+def test_coverage_problems_missing_extra_and_silent_notebooks():
+    rows = {"aa/good": [{"paper": "ref", "key": "t.value"}, {"paper": "ref", "key": "t.stray"}]}
+    problems = runner.coverage_problems(rows, NOTEBOOKS, ran=["aa/good", "aa/quiet"])
+    assert problems == [
+        "aa/good: 1 of its claims not reported (not-run needs a row with the reason): 000/t.wrong",
+        "aa/good: reports claims another notebook (or none) owns: ref/t.stray",
+    ]
+    quiet = [*NOTEBOOKS, NotebookClaims("ref", "aa/quiet", "q", ("t.q",))]
+    assert runner.coverage_problems({}, quiet, ran=["aa/quiet"]) == ["aa/quiet: ran but wrote no claims (1 owned)"]
+    complete = {"aa/good": [{"paper": "ref", "key": "t.value"}, {"paper": "000", "key": "t.wrong"}]}
+    assert runner.coverage_problems(complete, NOTEBOOKS, ran=["aa/good"]) == []
+
+
+def test_gather_by_notebook_keys_are_notebook_keys_and_skip_other_profiles(tmp_path):
+    _fresh(tmp_path, "fig")
+    ClaimsLog().write(tmp_path / "fig" / "paper" / "aa" / "good.claims.csv")
+    assert list(runner.gather_by_notebook(tmp_path / "fig", "quick")) == ["aa/good"]
+    assert list(runner.gather_by_notebook(tmp_path / "fig" / "paper", "paper")) == ["aa/good"]
+    assert len(runner.gather_by_notebook(tmp_path / "fig", "quick")["aa/good"]) == 2
+
+
+def test_check_claims_fails_when_a_fresh_notebook_misses_a_claim(tmp_path, committed):
+    stream = io.StringIO()
+    assert runner.check_claims(_fresh(tmp_path, "ok", value=1.999), committed, SPECS, notebooks=NOTEBOOKS,
+                               stream=stream) == 0, stream.getvalue()  # fmt: skip
+    fresh = tmp_path / "partial"
+    log = ClaimsLog()
+    log.check(SPECS[0], 1.999)
+    log.write(fresh / "aa" / "good.claims.csv")
+    stream = io.StringIO()
+    assert runner.check_claims(fresh, committed, SPECS, notebooks=NOTEBOOKS, stream=stream) == 1
+    assert "aa/good: 1 of its claims not reported" in stream.getvalue()
 
 
 def test_main_fails_loudly_but_always_prints_the_summary(repo):
@@ -235,11 +291,16 @@ def test_main_fails_loudly_but_always_prints_the_summary(repo):
     assert "Traceback" not in text
 
 
-def test_main_fails_on_a_differs_row(repo):
+def test_main_fails_on_a_differs_row_and_on_an_unreported_claim(repo, monkeypatch):
     (repo / "notebooks" / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2.5\n")
+    other = ClaimSpec("ref", "t.other", "test", "value", 3.0, "reference", "a test publication")
+    monkeypatch.setattr(runner, "_specs", lambda: [*SPECS, other])
+    monkeypatch.setattr(runner, "_notebooks", lambda: [*NOTEBOOKS, NotebookClaims.of("aa/good", "more", [other])])
     stream = io.StringIO()
     assert runner.main(["--nb", "aa/good"], stream=stream) == 1
-    assert "1 differs" in stream.getvalue() and "ref/t.value: differs" in stream.getvalue()
+    text = stream.getvalue()
+    assert "1 differs" in text and "ref/t.value: differs" in text
+    assert "aa/good: 1 of its claims not reported (not-run needs a row with the reason): ref/t.other" in text
 
 
 @pytest.mark.parametrize("pattern", ["", "good"])

@@ -289,8 +289,10 @@ def _private_cfg(**kw):
     [nn.BatchNorm1d(8), nn.BatchNorm1d(8, track_running_stats=False), nn.InstanceNorm1d(8, track_running_stats=True)],
 )
 def test_private_runs_refuse_modules_that_mix_samples(layer):
-    model = nn.Sequential(nn.Linear(6, 8), layer, nn.ReLU(), nn.Linear(8, 3)).double()
-    with pytest.raises(ValueError, match=r"'1'.*GroupNorm"):
+    # (n, 8, 1): a shape every one of these layers takes (the trainer probes the model on the data)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Unflatten(1, (8, 1)), layer, nn.Flatten(), nn.ReLU(), nn.Linear(8, 3))
+    model = model.double()
+    with pytest.raises(ValueError, match=r"'2'.*GroupNorm"):
         Trainer(model, _blobs(), _private_cfg())
     # a non-private run may use them
     Trainer(model, _blobs(), _private_cfg(clipping="none", noise_multiplier=0.0))

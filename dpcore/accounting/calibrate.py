@@ -14,12 +14,29 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from dpcore.validation import check_positive
+from dpcore.validation import check_choice, check_finite, check_positive
 
-__all__ = ["smallest_sigma", "SIGMA_MIN", "SIGMA_MAX"]
+__all__ = ["smallest_sigma", "SIGMA_MIN", "SIGMA_MAX", "MIN_RTOL"]
 
 SIGMA_MIN = 1e-3
 SIGMA_MAX = 1e6
+#: Smallest relative tolerance a calibration accepts: σ is a float64 (resolution 2.2e-16), and the bisection
+#: needs log2(1/rtol) accountant evaluations; below 1e-12 the tolerance is not resolvable in practice.
+MIN_RTOL = 1e-12
+#: Bracketing steps taken with the caller's ``factor`` before the step is squared at every move (so that a
+#: factor close to 1 with a far-away answer still brackets it in O(log log) steps).
+_PLAIN_STEPS = 60
+
+
+def check_rtol(rtol: object) -> float:
+    """``rtol`` as a float in [``MIN_RTOL``, 1): a relative tolerance on σ that floating point can resolve."""
+    rtol = check_finite("rtol", rtol)
+    if not MIN_RTOL <= rtol < 1.0:
+        raise ValueError(
+            f"rtol must be in [{MIN_RTOL:g}, 1) (a relative tolerance on the noise multiplier that float64 "
+            f"resolves), got {rtol:g}"
+        )
+    return rtol
 
 
 def _checked(eps: Callable[[float], float], sigma: float) -> float:
@@ -46,15 +63,27 @@ def smallest_sigma(
 ) -> float:
     """Smallest σ (to ``rtol`` relative) with ``eps(σ) <= target``, for ε non-increasing in σ.
 
-    Brackets the answer by multiplying/dividing ``start`` by ``factor``, then bisects, always keeping the
-    upper end feasible: the result never overshoots the target.  When even ``sigma_min`` meets the target,
+    Brackets the answer by multiplying/dividing ``start`` by ``factor`` (the step is squared at every move
+    after 60 plain ones, so the bracketing is fast even for a factor close to 1), then bisects, always keeping
+    the upper end feasible: the result never overshoots the target.  When even ``sigma_min`` meets the target,
     it is returned (``below_min="return"``: feasible, maybe not minimal) or refused (``"raise"``).  A target
     not met by ``sigma_max`` raises ``ValueError``, and so does an ε that is NaN or negative (a broken
-    accountant is never read as "feasible").
+    accountant is never read as "feasible").  ``rtol`` must be in [``MIN_RTOL``, 1) = [1e-12, 1): the
+    bisection then takes at most ~40 evaluations.
     """
+    if not callable(eps):
+        raise ValueError(f"eps must be a callable noise_multiplier -> epsilon, got {eps!r}")
     target = check_positive("target", target)
-    rtol = check_positive("rtol", rtol)
+    rtol = check_rtol(rtol)
     hi = check_positive("start", start)
+    factor = check_finite("factor", factor)
+    if factor <= 1:
+        raise ValueError(f"factor must be in (1, inf), got {factor}")
+    sigma_min = check_positive("sigma_min", sigma_min)
+    sigma_max = check_positive("sigma_max", sigma_max)
+    check_choice("below_min", below_min, ("return", "raise"))
+    if not sigma_min < sigma_max:
+        raise ValueError(f"sigma_min must be < sigma_max, got {sigma_min} and {sigma_max}")
     seen: dict[float, float] = {}
 
     def value(sigma: float) -> float:
@@ -62,26 +91,22 @@ def smallest_sigma(
             seen[sigma] = _checked(eps, sigma)
         return seen[sigma]
 
-    sigma_min = check_positive("sigma_min", sigma_min)
-    sigma_max = check_positive("sigma_max", sigma_max)
-    if factor <= 1 or not math.isfinite(factor):
-        raise ValueError(f"factor must be in (1, inf), got {factor}")
-    if below_min not in ("return", "raise"):
-        raise ValueError(f"below_min must be 'return' or 'raise', got {below_min!r}")
-    if not sigma_min < sigma_max:
-        raise ValueError(f"sigma_min must be < sigma_max, got {sigma_min} and {sigma_max}")
     hi = min(max(hi, sigma_min), sigma_max)
+    step, moves = factor, 0
     while value(hi) > target:
         if hi >= sigma_max:
-            raise ValueError(f"target_epsilon={target} is not reachable with noise_multiplier <= {sigma_max:g}")
-        hi = min(hi * factor, sigma_max)
-    lo = hi / factor
+            raise ValueError(
+                f"target_epsilon (target) = {target} is not reachable with noise_multiplier <= sigma_max = "
+                f"{sigma_max:g}"
+            )
+        hi, step, moves = min(hi * step, sigma_max), _next_step(step, moves), moves + 1
+    lo = hi / step
     while True:
         if lo <= sigma_min:
             if value(sigma_min) <= target:
                 if below_min == "raise":
                     raise ValueError(
-                        f"target_epsilon={target} needs noise_multiplier < {sigma_min:g}: "
+                        f"target_epsilon (target) = {target} needs noise_multiplier < sigma_min = {sigma_min:g}: "
                         "outside the accountant's range"
                     )
                 return sigma_min
@@ -89,9 +114,12 @@ def smallest_sigma(
             break
         if value(lo) > target:
             break
-        hi, lo = lo, lo / factor
+        step, moves = _next_step(step, moves), moves + 1
+        hi, lo = lo, lo / step
     while (hi - lo) / hi > rtol:
         mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:  # float resolution reached (cannot happen for rtol >= MIN_RTOL)
+            break
         if value(mid) <= target:
             hi = mid
         else:
@@ -99,3 +127,8 @@ def smallest_sigma(
     if value(hi) > target:  # feasibility fix-up (a non-monotone accountant): never overshoot
         raise ValueError(f"calibration failed: ε({hi:g}) exceeds the target {target}; the accountant is not monotone")
     return hi
+
+
+def _next_step(step: float, moves: int) -> float:
+    """The bracketing step after ``moves`` moves: unchanged for the first 60, then squared (capped at 1e100)."""
+    return step if moves < _PLAIN_STEPS else min(step * step, 1e100)

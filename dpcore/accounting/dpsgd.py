@@ -16,11 +16,20 @@ are not):
 * ``"gdp"``         -- APPROXIMATE: the Gaussian-DP central limit theorem (Bu, Dong, Long, Su 2020, Thm 5;
                        Dong, Roth, Su 2022, Cor. 5.4); asymptotic, can under-estimate ε at finite T.
 
-Sampling (:mod:`dpcore.accounting.events`): ``"poisson"`` (add/remove-one; every method) or ``"fixed"``
-(fixed-size batches without replacement, replace-one neighbours; ``"rdp"``/``"rdp-mironov"`` through
-Wang, Balle, Kasiviswanathan 2019, which needs ``dataset_size``, and the approximate ``"gdp"``).
-``"shuffle"`` is refused: none of these methods accounts for shuffled disjoint batches
+Noise: σ means noise std σ·C on the sum of per-example gradients clipped to C (the DP-SGD convention of Abadi et
+al. 2016, Opacus and TF Privacy), for every sampling.  The neighbouring relation of the sampling is applied
+inside (:func:`dpcore.accounting.events.effective_noise_multiplier`) and stated in the result's label.  A paper
+that writes its noise as N(0, (2Cσ)²) (van Dijk et al., "Generalizing DP-SGD with Shuffling and Batch
+Clipping") says so with ``noise_convention="replace_one"``; it never follows from ``sampling``.
+
+Sampling (:mod:`dpcore.accounting.events`): ``"poisson"`` (add/remove-one neighbours, sensitivity C; every
+method) or ``"fixed"`` (fixed-size batches without replacement, replace-one neighbours, sensitivity 2C, so the
+Gaussian's multiplier is σ/2 for standard noise; ``"rdp"``/``"rdp-mironov"`` through Wang, Balle,
+Kasiviswanathan 2019, Thm 9, which needs ``dataset_size``, and the approximate ``"gdp"`` through Dong, Roth,
+Su 2022, Cor. 5.4).  ``"shuffle"`` is refused: none of these methods accounts for shuffled disjoint batches
 (:mod:`dpcore.accounting.shuffled` analyses them under a stronger adversary).
+
+Every ε is returned as a :class:`LabelledEpsilon`: a float that carries ``rigorous`` and a description.
 
 >>> round(dpsgd_epsilon(4.0, sample_rate=0.01, steps=10000, delta=1e-5, method="rdp-mironov"), 3)  # Abadi 2016
 1.259
@@ -29,12 +38,25 @@ Wang, Balle, Kasiviswanathan 2019, which needs ``dataset_size``, and the approxi
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
 
 from dpcore.accounting import fdp, gaussian
 from dpcore.accounting import pld as pld_accountant
-from dpcore.accounting.calibrate import smallest_sigma
-from dpcore.accounting.events import SAMPLINGS, check_sampling
+from dpcore.accounting.calibrate import MIN_RTOL, SIGMA_MAX, SIGMA_MIN, check_rtol, smallest_sigma
+from dpcore.accounting.events import (
+    ADJACENCY,
+    NOISE_CONVENTIONS,
+    NOISE_FACTOR,
+    SAMPLINGS,
+    SENSITIVITY,
+    check_sampling,
+    effective_noise_multiplier,
+    steps_for_epochs,
+)
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
@@ -43,10 +65,15 @@ __all__ = [
     "RIGOROUS",
     "APPROXIMATE",
     "SAMPLINGS",
+    "NOISE_CONVENTIONS",
     "RDP_ORDERS",
     "PLD_GRID",
+    "NOISE_MULTIPLIER_RANGE",
+    "MIN_RTOL",
+    "LabelledEpsilon",
     "resolve_steps",
     "method_label",
+    "describe",
     "dpsgd_epsilon",
     "dpsgd_noise_multiplier",
     "epsilon_curve",
@@ -56,7 +83,57 @@ METHODS = ("pld", "rdp", "rdp-mironov", "gdp")
 RIGOROUS = ("pld", "rdp", "rdp-mironov")
 APPROXIMATE = ("gdp",)
 PLD_GRID = pld_accountant.GRID  # the PLD discretisation interval (dpcore.accounting.pld)
+#: The noise multipliers the accountants are evaluated on (the calibrator's bracket, calibrate.SIGMA_MIN/MAX).
+NOISE_MULTIPLIER_RANGE = (SIGMA_MIN, SIGMA_MAX)
 _SUPPORTED = {"poisson": METHODS, "fixed": ("rdp", "rdp-mironov", "gdp"), "shuffle": ()}
+_METHOD_TEXT = {
+    "pld": "privacy-loss distribution (pessimistic discretisation, Doroshenko et al. 2022)",
+    "rdp": "RDP with the conversion of Balle et al. 2020, Thm 21",
+    "rdp-mironov": "RDP with the conversion of Mironov 2017, Prop. 3",
+    "gdp": "APPROXIMATE: GDP central limit theorem (may be below the true ε at finite T)",
+}
+_SAMPLING_TEXT = {
+    "poisson": "Poisson subsampling (Abadi et al. 2016)",
+    "fixed": "fixed-size batches without replacement (Wang, Balle, Kasiviswanathan 2019, Thm 9)",
+}
+
+
+class LabelledEpsilon(float):
+    """An ε that carries how it was obtained: a float (arithmetic, comparison, formatting and JSON see the plain
+    value) with ``rigorous`` (True: an upper bound on the true ε; False: approximate), ``method`` and a
+    ``description`` (accountant, neighbouring relation, noise convention).  ``label`` is ``"rigorous"`` or
+    ``"approximate"``.  Arithmetic returns a plain float: the label describes this value only."""
+
+    __slots__ = ("rigorous", "method", "description")
+
+    def __new__(cls, value: float, *, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or value < 0:
+            raise ValueError(f"value must be an ε in [0, inf], got {value!r}")
+        if not isinstance(rigorous, bool):
+            raise ValueError(f"rigorous must be True or False, got {rigorous!r}")
+        for name, text in (("method", method), ("description", description)):
+            if not isinstance(text, str):
+                raise ValueError(f"{name} must be a string, got {text!r}")
+        self = super().__new__(cls, float(value))
+        object.__setattr__(self, "rigorous", rigorous)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "description", description)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"LabelledEpsilon is immutable (tried to set {name!r})")
+
+    def __reduce__(self) -> tuple:
+        return (_labelled, (float(self), self.rigorous, self.method, self.description))
+
+    @property
+    def label(self) -> str:
+        """``"rigorous"`` or ``"approximate"``."""
+        return "rigorous" if self.rigorous else "approximate"
+
+
+def _labelled(value: float, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
+    return LabelledEpsilon(value, rigorous=rigorous, method=method, description=description)
 
 
 def method_label(method: str) -> str:
@@ -65,20 +142,56 @@ def method_label(method: str) -> str:
     return "approximate" if method in APPROXIMATE else "rigorous"
 
 
-def resolve_steps(sample_rate: float, steps: int | None, epochs: float | None) -> int:
-    """The number of steps: ``steps`` itself, or ⌈epochs / sample_rate⌉ when ``epochs`` is given.
+def describe(method: str, sampling: str = "poisson", noise_convention: str = "standard") -> str:
+    """The label of a :func:`dpsgd_epsilon` result: method, sampling, neighbouring relation and how σ enters.
 
-    Exactly one of the two must be given; steps = 0 is allowed (ε = 0).
+    >>> describe("rdp", "fixed")  # doctest: +NORMALIZE_WHITESPACE
+    'RDP with the conversion of Balle et al. 2020, Thm 21; fixed-size batches without replacement (Wang, Balle,
+    Kasiviswanathan 2019, Thm 9), replace-one neighbours: noise std σ·C against sensitivity 2C, so the Gaussian
+    has multiplier σ/2'
+    """
+    _check_sampling(method, sampling)
+    check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
+    kappa, sens = NOISE_FACTOR[noise_convention], SENSITIVITY[sampling]
+    std = "σ·C" if kappa == 1 else f"{kappa:g}σ·C (noise_convention={noise_convention!r})"
+    ratio = kappa / sens
+    mult = "σ" if ratio == 1 else (f"σ/{1 / ratio:g}" if ratio < 1 else f"{ratio:g}σ")
+    return (
+        f"{_METHOD_TEXT[method]}; {_SAMPLING_TEXT[sampling]}, {ADJACENCY[sampling]} neighbours: noise std {std} "
+        f"against sensitivity {'C' if sens == 1 else f'{sens:g}C'}, so the Gaussian has multiplier {mult}"
+    )
+
+
+def resolve_steps(
+    sample_rate: float,
+    steps: int | None,
+    epochs: float | None,
+    *,
+    sampling: str = "poisson",
+    dataset_size: int | None = None,
+) -> int:
+    """The number of steps: ``steps`` itself, or ``epochs`` converted exactly as the trainer does
+    (:func:`dpcore.accounting.events.steps_for_epochs`: max(1, round(E · round(n/b))), 0 for E = 0).
+
+    Exactly one of the two must be given; steps = 0 is allowed (ε = 0).  With ``dataset_size`` and a whole
+    batch ``sample_rate · dataset_size`` the sizes are used, otherwise n/b = 1/q.
     """
     q = check_rate("sample_rate", sample_rate)
+    n = _check_dataset_size(dataset_size)
     if (steps is None) == (epochs is None):
         raise ValueError("give exactly one of steps (an integer >= 0) and epochs (a number >= 0)")
     if steps is not None:
         return check_positive_int("steps", steps, minimum=0)
-    e = epochs
-    if isinstance(e, bool) or not isinstance(e, (int, float)) or not math.isfinite(e) or e < 0:
-        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
-    return math.ceil(e / q - 1e-9)
+    sizes: dict[str, int] = {}
+    if n is not None:
+        if math.isclose(round(q * n), q * n, rel_tol=1e-9) and round(q * n) >= 1:
+            sizes = {"dataset_size": n, "batch_size": round(q * n)}
+    sample = None if sizes else q
+    return steps_for_epochs(epochs, sampling=sampling, sample_rate=sample, **sizes)  # type: ignore[arg-type]
+
+
+def _check_dataset_size(dataset_size: int | None) -> int | None:
+    return None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
 
 
 def _check_sampling(method: str, sampling: str) -> None:
@@ -88,15 +201,22 @@ def _check_sampling(method: str, sampling: str) -> None:
         if sampling == "shuffle":
             raise ValueError(
                 f"sampling='shuffle' cannot be accounted for by method={method!r}: it analyses subsampling only; "
-                "use dpcore.accounting.shuffled for shuffled batches"
+                "use dpcore.accounting.shuffled (or epsilon_for_record) for shuffled batches"
             )
         raise ValueError(
             f"sampling={sampling!r} is supported by method in {_SUPPORTED[sampling]}, not method={method!r}"
         )
 
 
-def _pld_epsilon(sigma: float, q: float, steps: int, delta: float) -> float:
-    return pld_accountant.pld_epsilon(sigma, sample_rate=q, steps=steps, delta=delta)
+def _check_noise_multiplier(noise_multiplier: float) -> float:
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    low, high = NOISE_MULTIPLIER_RANGE
+    if not low <= sigma <= high:
+        raise ValueError(
+            f"noise_multiplier must be in [{low:g}, {high:g}] (the range the accountants are evaluated on), "
+            f"got {sigma:g}"
+        )
+    return sigma
 
 
 def _fixed_sizes(sample_rate: float, dataset_size: int | None) -> tuple[int, int]:
@@ -109,6 +229,21 @@ def _fixed_sizes(sample_rate: float, dataset_size: int | None) -> tuple[int, int
     return n, b
 
 
+def _rdp_epsilon(
+    sigma: float, q: float, steps: int, delta: float, method: str, sampling: str, n: int | None, convention: str
+) -> float:
+    if sampling == "fixed":
+        n, b = _fixed_sizes(q, n)
+        kw: dict[str, Any] = {"sampling": "fixed", "dataset_size": n, "batch_size": b}
+    else:
+        kw = {"sample_rate": q}
+    curve = rdp_curve(sigma, steps=steps, noise_convention=convention, **kw)
+    # RDP is >= 0; the log-sum of the closed form can round to about -1e-26 at tiny q (clear it, nothing larger)
+    curve = np.where((curve < 0) & (curve > -1e-12), 0.0, curve)
+    conversion = "mironov" if method == "rdp-mironov" else "balle"
+    return rdp_to_epsilon(RDP_ORDERS, curve, delta, conversion=conversion)
+
+
 def dpsgd_epsilon(
     noise_multiplier: float,
     *,
@@ -119,31 +254,39 @@ def dpsgd_epsilon(
     method: str = "pld",
     sampling: str = "poisson",
     dataset_size: int | None = None,
-) -> float:
-    """ε at ``delta`` of DP-SGD steps at noise multiplier σ and sampling rate q.
+    noise_convention: str = "standard",
+) -> LabelledEpsilon:
+    """ε at ``delta`` of DP-SGD steps with noise std σ·C (σ = ``noise_multiplier``) and sampling rate q.
 
-    Give ``steps`` or ``epochs`` (then steps = ⌈epochs / sample_rate⌉).  See the module docstring for the
-    methods and samplings; ``sampling="fixed"`` with an RDP method needs ``dataset_size``.  Raises
-    ``ValueError`` for bad input and for a sampling the method cannot account for.
+    Give ``steps`` or ``epochs`` (converted as the trainer does: :func:`resolve_steps`).  ``sampling="fixed"``
+    accounts fixed-size batches of q·n records (``dataset_size`` n) under replace-one neighbours: the Gaussian's
+    multiplier is σ/2 against the sensitivity 2C.  ``noise_convention="replace_one"`` says the noise std is
+    2σC instead (van Dijk et al.'s N(0, (2Cσ)²)).  See the module docstring for the methods.  Returns a
+    :class:`LabelledEpsilon`.  Raises ``ValueError`` for bad input (σ outside
+    :data:`NOISE_MULTIPLIER_RANGE` included) and for a sampling the method cannot account for.
     """
-    sigma = check_positive("noise_multiplier", noise_multiplier)
+    sigma = _check_noise_multiplier(noise_multiplier)
     q = check_rate("sample_rate", sample_rate)
-    steps = resolve_steps(q, steps, epochs)
     delta = check_open_unit("delta", delta)
     _check_sampling(method, sampling)
+    check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
+    dataset_size = _check_dataset_size(dataset_size)
+    steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)
+    z = effective_noise_multiplier(sigma, sampling, noise_convention)
     if steps == 0:
-        return 0.0
-    if method == "gdp":
-        return gaussian.epsilon_from_mu(fdp.clt_mu(sigma, q, steps, sampling), delta)
-    if method == "pld":
-        return _pld_epsilon(sigma, q, steps, delta)
-    conversion = "mironov" if method == "rdp-mironov" else "balle"
-    if sampling == "fixed":
-        n, b = _fixed_sizes(q, dataset_size)
-        curve = rdp_curve(sigma, steps=steps, sampling="fixed", dataset_size=n, batch_size=b)
+        value = 0.0
+    elif method == "gdp":
+        value = gaussian.epsilon_from_mu(fdp.clt_mu(z, q, steps, sampling), delta)
+    elif method == "pld":
+        value = pld_accountant.pld_epsilon(z, sample_rate=q, steps=steps, delta=delta)
     else:
-        curve = rdp_curve(sigma, sample_rate=q, steps=steps)
-    return rdp_to_epsilon(RDP_ORDERS, curve, delta, conversion=conversion)
+        value = _rdp_epsilon(sigma, q, steps, delta, method, sampling, dataset_size, noise_convention)
+    return LabelledEpsilon(
+        value,
+        rigorous=method not in APPROXIMATE,
+        method=method,
+        description=describe(method, sampling, noise_convention),
+    )
 
 
 def dpsgd_noise_multiplier(
@@ -156,31 +299,64 @@ def dpsgd_noise_multiplier(
     method: str = "pld",
     sampling: str = "poisson",
     dataset_size: int | None = None,
+    noise_convention: str = "standard",
     rtol: float = 1e-3,
 ) -> float:
-    """Smallest σ (to ``rtol`` relative) whose ε does not exceed ``target_epsilon``.
+    """Smallest σ (to ``rtol`` relative, in [:data:`MIN_RTOL`, 1) = [1e-12, 1)) with ε <= ``target_epsilon``.
 
-    Give ``steps`` or ``epochs`` (steps = ⌈epochs / sample_rate⌉).  One calibrator
-    (:func:`dpcore.accounting.calibrate.smallest_sigma`) keeps the returned σ feasible:
+    σ in the caller's ``noise_convention`` (noise std σ·C by default; 2σC for ``"replace_one"``), for
+    ``sampling`` as in :func:`dpsgd_epsilon`.  Give ``steps`` or ``epochs`` (converted as the trainer does).
+    One calibrator (:func:`dpcore.accounting.calibrate.smallest_sigma`) keeps the returned σ feasible:
     ``dpsgd_epsilon(σ, …) <= target_epsilon`` always (calibration never overshoots).
     """
     target = check_positive("target_epsilon", target_epsilon)
     q = check_rate("sample_rate", sample_rate)
-    steps = resolve_steps(q, steps, epochs)
-    check_positive_int("steps", steps)
     delta = check_open_unit("delta", delta)
-    rtol = check_positive("rtol", rtol)
+    rtol = check_rtol(rtol)
     _check_sampling(method, sampling)
+    check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
+    dataset_size = _check_dataset_size(dataset_size)
+    steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)
+    check_positive_int("steps", steps)
+    common = dict(sample_rate=q, steps=steps, delta=delta, method=method, sampling=sampling)
 
     def eps(sigma: float) -> float:
-        return dpsgd_epsilon(
-            sigma, sample_rate=q, steps=steps, delta=delta, method=method, sampling=sampling, dataset_size=dataset_size
-        )
+        return dpsgd_epsilon(sigma, dataset_size=dataset_size, noise_convention=noise_convention, **common)
 
     if method == "pld" and rtol >= pld_accountant.CALIBRATION_RTOL:
-        # coarse-to-fine PLD calibration (the same calibrator, run on two nested grids)
-        return pld_accountant.pld_noise_multiplier(target, sample_rate=q, steps=steps, delta=delta)
-    return smallest_sigma(eps, target, rtol=rtol)
+        # coarse-to-fine PLD calibration (the same calibrator, run on two nested grids); Poisson only, where the
+        # Gaussian's multiplier is κσ: divide by κ (a power of two, exact) to return σ in the caller's convention
+        z = pld_accountant.pld_noise_multiplier(target, sample_rate=q, steps=steps, delta=delta)
+        return z / NOISE_FACTOR[noise_convention]
+    try:
+        return smallest_sigma(eps, target, rtol=rtol)
+    except ValueError as exc:  # say which run could not be calibrated
+        raise ValueError(
+            f"{exc} (at sample_rate={q:g}, steps={steps}, delta={delta:g}, method={method!r}, "
+            f"sampling={sampling!r}, dataset_size={dataset_size}, noise_convention={noise_convention!r})"
+        ) from exc
+
+
+def _step_list(steps: Sequence[int]) -> list[int]:
+    bad = f"steps must be a non-empty sequence of positive integers, got {steps!r}"
+    if isinstance(steps, (str, bytes, numbers.Number)) or not isinstance(steps, Iterable):
+        raise ValueError(bad)
+    out = [check_positive_int("steps", s) for s in steps]
+    if not out:
+        raise ValueError(bad)
+    return out
+
+
+def _variant_list(variants: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    bad = f"variants must be a non-empty sequence of (method, sampling) pairs, got {variants!r}"
+    if isinstance(variants, (str, bytes)) or not isinstance(variants, Iterable):
+        raise ValueError(bad)
+    out = [tuple(v) if isinstance(v, (tuple, list)) else v for v in variants]
+    if not out or not all(isinstance(v, tuple) and len(v) == 2 for v in out):
+        raise ValueError(bad)
+    for method, sampling in out:
+        _check_sampling(method, sampling)
+    return out  # type: ignore[return-value]
 
 
 def epsilon_curve(
@@ -197,15 +373,17 @@ def epsilon_curve(
         ("gdp", "fixed"),
     ),
     dataset_size: int | None = None,
+    noise_convention: str = "standard",
 ) -> dict[str, list[float]]:
-    """ε after each entry of ``steps`` for every (method, sampling) in ``variants``.
+    """ε after each entry of ``steps`` (a non-empty sequence of positive integers) for every (method, sampling)
+    in ``variants``, σ as in :func:`dpsgd_epsilon` (noise std σ·C unless ``noise_convention`` says otherwise).
 
     Returns ``{"steps": [...], "<method>/<sampling>": [...], ...}``, ready for a DataFrame; the key of an
     approximate method ends in ``" (approximate)"`` (e.g. ``"gdp/poisson (approximate)"``).
     """
-    steps = [check_positive_int("steps", s) for s in steps]
-    if not steps:
-        raise ValueError("steps must be a non-empty sequence of positive integers")
+    steps = _step_list(steps)
+    variants = _variant_list(variants)
+    dataset_size = _check_dataset_size(dataset_size)
     out: dict[str, list[float]] = {"steps": list(steps)}
     for method, sampling in variants:
         label = f"{method}/{sampling}" + (" (approximate)" if method in APPROXIMATE else "")
@@ -218,6 +396,7 @@ def epsilon_curve(
                 method=method,
                 sampling=sampling,
                 dataset_size=dataset_size,
+                noise_convention=noise_convention,
             )
             for s in steps
         ]

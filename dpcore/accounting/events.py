@@ -11,6 +11,17 @@ Sampling (how each step's batch is drawn):
 A run record may also say ``"replacement"`` (each batch is K independent uniform draws *with* replacement,
 as the silos of ISRL-DP MB-SGD do): no library accountant covers it, so records with it are refused.
 
+Neighbours and the noise multiplier: σ always means noise std σ·C on a sum of terms clipped to C (the DP-SGD
+convention of Abadi et al. 2016), whatever the sampling; the neighbouring relation the sampling implies is applied
+inside the accountants (:func:`effective_noise_multiplier`): add/remove-one for Poisson sampling (sensitivity C,
+so the Gaussian's multiplier is σ), replace-one for fixed-size batches and shuffling (sensitivity 2C, multiplier
+σ/2).  A paper that writes its noise as N(0, (2Cσ)²) (van Dijk et al., "Generalizing DP-SGD with Shuffling and
+Batch Clipping", Algorithm 1) says so with ``noise_convention="replace_one"`` (std 2Cσ): κ·σ·C with κ of
+:data:`NOISE_FACTOR`.
+
+Epochs to steps (:func:`steps_for_epochs`): the rule of the trainer, round(E · steps per epoch) and at least one,
+with ⌊n/b⌋ rounds per epoch for shuffling and round(n/b) otherwise.
+
 Clipping (what is clipped to norm C before the noise is added):
 
 * ``"individual"`` -- every per-example gradient (standard DP-SGD);
@@ -21,18 +32,43 @@ Clipping (what is clipped to norm C before the noise is added):
 
 from __future__ import annotations
 
-from dpcore.validation import check_choice
+import math
+import numbers
 
-__all__ = ["SAMPLINGS", "RECORD_SAMPLINGS", "CLIPPINGS", "check_sampling", "check_clipping"]
+from dpcore.validation import check_choice, check_positive, check_positive_int, check_rate
+
+__all__ = [
+    "SAMPLINGS",
+    "RECORD_SAMPLINGS",
+    "CLIPPINGS",
+    "NOISE_CONVENTIONS",
+    "NOISE_FACTOR",
+    "ADJACENCY",
+    "SENSITIVITY",
+    "check_sampling",
+    "check_clipping",
+    "effective_noise_multiplier",
+    "steps_per_epoch",
+    "steps_for_epochs",
+]
 
 SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "fixed")
 CLIPPINGS: tuple[str, ...] = ("individual", "batch", "mixed")
 #: What a run record may say: the samplings above, plus sampling with replacement (federated MB-SGD silos).
 RECORD_SAMPLINGS: tuple[str, ...] = (*SAMPLINGS, "replacement")
+#: What σ means: noise std κ·σ·C with κ = NOISE_FACTOR[convention] (the record's ``noise_convention``).
+NOISE_CONVENTIONS: tuple[str, ...] = ("standard", "replace_one")
+NOISE_FACTOR: dict[str, float] = {"standard": 1.0, "replace_one": 2.0}
+#: The neighbouring relation each sampling implies.
+ADJACENCY: dict[str, str] = {"poisson": "add/remove-one", "fixed": "replace-one", "shuffle": "replace-one"}
+#: Sensitivity of one step's sum of individually clipped terms, in multiples of C, under :data:`ADJACENCY`.
+SENSITIVITY: dict[str, float] = {"poisson": 1.0, "fixed": 2.0, "shuffle": 2.0}
 
 
 def check_sampling(sampling: object, *, allowed: tuple[str, ...] = SAMPLINGS) -> str:
-    """``sampling`` as one of :data:`SAMPLINGS` (and of ``allowed``); ``ValueError`` otherwise."""
+    """``sampling`` as one of :data:`SAMPLINGS` (and of ``allowed``, a tuple of them); ``ValueError`` otherwise."""
+    if not isinstance(allowed, (tuple, list)) or not all(isinstance(a, str) and a in SAMPLINGS for a in allowed):
+        raise ValueError(f"allowed must be a tuple of samplings from {SAMPLINGS}, got {allowed!r}")
     check_choice("sampling", sampling, SAMPLINGS)
     if sampling not in allowed:
         raise ValueError(f"sampling={sampling!r} is not supported here; allowed: {', '.join(allowed)}")
@@ -42,3 +78,78 @@ def check_sampling(sampling: object, *, allowed: tuple[str, ...] = SAMPLINGS) ->
 def check_clipping(clipping: object) -> str:
     """``clipping`` as one of :data:`CLIPPINGS`; ``ValueError`` otherwise."""
     return check_choice("clipping", clipping, CLIPPINGS)
+
+
+def effective_noise_multiplier(noise_multiplier: float, sampling: str, noise_convention: str = "standard") -> float:
+    """The Gaussian's multiplier against the sensitivity of one step: κ·σ / Δ.
+
+    σ = ``noise_multiplier`` with noise std κ·σ·C (κ = 1 for ``"standard"``, 2 for ``"replace_one"``), Δ the
+    sensitivity of :data:`SENSITIVITY` (C for Poisson's add/remove-one, 2C for replace-one): for standard noise
+    with fixed-size batches the multiplier is σ/2 (Wang, Balle, Kasiviswanathan 2019 analyse the Gaussian
+    against the replace-one sensitivity).
+    """
+    sigma = check_positive("noise_multiplier", noise_multiplier)
+    check_sampling(sampling)
+    check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
+    return NOISE_FACTOR[noise_convention] * sigma / SENSITIVITY[sampling]
+
+
+def steps_per_epoch(sampling: str, dataset_size: int, batch_size: int) -> int:
+    """Rounds per epoch, as the trainer runs them: ⌊n/b⌋ for shuffling (the remainder is dropped), round(n/b)
+    (at least 1) for Poisson and fixed-size sampling."""
+    check_sampling(sampling)
+    n = check_positive_int("dataset_size", dataset_size)
+    b = check_positive_int("batch_size", batch_size)
+    if b > n:
+        raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
+    return n // b if sampling == "shuffle" else max(1, round(n / b))
+
+
+def _rounds_per_epoch(
+    sampling: str, dataset_size: int | None, batch_size: int | None, sample_rate: float | None
+) -> float:
+    if dataset_size is None and batch_size is None:
+        if sample_rate is None:
+            raise ValueError("give dataset_size and batch_size, or sample_rate, to convert epochs to steps")
+        if sampling == "shuffle":
+            raise ValueError("sampling='shuffle' needs dataset_size and batch_size to convert epochs (⌊n/b⌋ rounds)")
+        q = check_rate("sample_rate", sample_rate)
+        if q < 1e-300:  # 1/q would overflow
+            raise ValueError(f"sample_rate must be in [1e-300, 1] to count epochs in steps, got {q:g}")
+        return float(max(1, round(1.0 / q)))  # n/b = 1/q
+    if dataset_size is None or batch_size is None:
+        raise ValueError("give both dataset_size and batch_size (or only sample_rate) to convert epochs to steps")
+    per_epoch = steps_per_epoch(sampling, dataset_size, batch_size)
+    if sample_rate is not None:
+        q = check_rate("sample_rate", sample_rate)
+        if not math.isclose(q, batch_size / dataset_size, rel_tol=1e-9):
+            raise ValueError(f"sample_rate={q} disagrees with batch_size/dataset_size = {batch_size}/{dataset_size}")
+    return float(per_epoch)
+
+
+def steps_for_epochs(
+    epochs: float,
+    *,
+    sampling: str = "poisson",
+    dataset_size: int | None = None,
+    batch_size: int | None = None,
+    sample_rate: float | None = None,
+) -> int:
+    """The number of steps of ``epochs`` epochs, exactly as the trainer counts them (``dpcore.training``):
+    max(1, round(E · :func:`steps_per_epoch`)), and 0 for E = 0.
+
+    Give ``dataset_size`` and ``batch_size``, or only ``sample_rate`` q (then n/b = 1/q: round(1/q) rounds per
+    epoch; shuffling needs the sizes).  ``epochs`` is a finite number >= 0.
+
+    >>> steps_for_epochs(20, dataset_size=50_000, batch_size=512), steps_for_epochs(1e-10, sample_rate=0.5)
+    (1960, 1)
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or not math.isfinite(epochs) or epochs < 0:
+        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
+    check_sampling(sampling)
+    total = float(epochs) * _rounds_per_epoch(sampling, dataset_size, batch_size, sample_rate)
+    if epochs == 0:
+        return 0
+    if not math.isfinite(total):
+        raise ValueError(f"epochs={epochs!r} is too many epochs: the number of steps overflows")
+    return max(1, round(total))

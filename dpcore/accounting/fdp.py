@@ -79,11 +79,30 @@ def _alpha_grid(n_log: int = 3000, n_lin: int = 2000) -> np.ndarray:
 ALPHA_GRID = _alpha_grid()
 
 
-def _as_alpha(alpha: ArrayLike) -> np.ndarray:
-    a = np.asarray(alpha, dtype=float)
-    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    return a
+def _as_alpha(alpha: ArrayLike, name: str = "alpha") -> np.ndarray:
+    """``alpha`` as a float array (its own shape) of numbers in [0, 1]."""
+    return gaussian.as_real_array(name, alpha, low=0.0, high=1.0).reshape(np.shape(alpha))
+
+
+def _grid(grid: object, default: np.ndarray) -> np.ndarray:
+    """``grid`` (None: ``default``) as a 1-D array of α values in [0, 1]."""
+    if grid is None:
+        return default
+    g = gaussian.as_real_array("grid", grid, low=0.0, high=1.0)
+    if g.ndim != 1:
+        raise ValueError(f"grid must be a 1-D array of alpha values in [0, 1], got shape {g.shape}")
+    return g
+
+
+def _callable(name: str, f: object) -> None:
+    if not callable(f):
+        raise ValueError(f"{name} must be a callable alpha -> f(alpha) (a trade-off function), got {f!r}")
+
+
+def _flag(name: str, value: object) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def _out(x: np.ndarray) -> float | np.ndarray:
@@ -112,7 +131,9 @@ def eps_delta_tradeoff(epsilon: float, delta: float, alpha: ArrayLike) -> float 
     epsilon = check_nonnegative("epsilon", epsilon)
     delta = check_range("delta", delta, 0.0, 1.0)
     a = _as_alpha(alpha)
-    out = np.maximum.reduce([np.zeros_like(a), 1 - delta - math.exp(epsilon) * a, math.exp(-epsilon) * (1 - delta - a)])
+    with np.errstate(divide="ignore", over="ignore"):
+        scaled = np.where(a > 0, np.exp(epsilon + np.log(np.where(a > 0, a, 1.0))), 0.0)  # e^ε α, ∞ if it overflows
+    out = np.maximum.reduce([np.zeros_like(a), 1 - delta - scaled, math.exp(-epsilon) * (1 - delta - a)])
     return _out(out)
 
 
@@ -130,7 +151,9 @@ def mu_to_epsilon(mu: float, delta: float) -> float:
 def check_curve(f: Callable[[np.ndarray], np.ndarray], grid: np.ndarray | None = None, *, tol: float = 1e-9) -> None:
     """``ValueError`` unless ``f`` is finite with 0 ≤ f(α) ≤ 1 − α on ``grid`` (a trade-off function,
     [DRS] Prop. 2.2): a curve with NaN, ∞ or values above 1 − α has no (ε, δ) meaning."""
-    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    _callable("f", f)
+    grid = _grid(grid, ALPHA_GRID)
+    tol = check_nonnegative("tol", tol)
     with np.errstate(all="ignore"):
         values = np.asarray(f(grid), dtype=float)
     if values.shape != grid.shape:
@@ -141,9 +164,7 @@ def check_curve(f: Callable[[np.ndarray], np.ndarray], grid: np.ndarray | None =
     over = (values < -tol) | (values > 1.0 - grid + tol)
     if np.any(over):
         i = int(np.flatnonzero(over)[0])
-        raise ValueError(
-            f"f is not a trade-off function: f({grid[i]:.3g}) = {values[i]:.6g} is outside [0, 1 − alpha]"
-        )
+        raise ValueError(f"f is not a trade-off function: f({grid[i]:.3g}) = {values[i]:.6g} is outside [0, 1 − alpha]")
 
 
 def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray) -> float:
@@ -165,10 +186,31 @@ def _sup_refined(objective: Callable[[np.ndarray], np.ndarray], grid: np.ndarray
     return best
 
 
+#: Smallest δ :func:`tradeoff_to_epsilon` resolves for a curve given only as f (1 − f(α) is computed with an
+#: absolute error ~1e-16, so smaller δ would be read as 0 and ε under-estimated) ...
+CURVE_DELTA_FLOOR = 1e-12
+#: ... and for one that provides 1 − f without cancellation (fdp.Gaussian, a Curve with power_func, a
+#: GaussianMixture): the α grid reaches 1e-300.
+POWER_DELTA_FLOOR = 1e-200
+#: ε is read at δ·(1 − 1e-8): the refined grid suprema of δ(ε) fall short of the true δ by up to ~1e-11 relative,
+#: which would otherwise put ε ~1e-11 below the exact one (checked against G_μ's closed form down to δ = 1e-200).
+_SUP_MARGIN = 1e-8
+
+
+def _power_and_floor(f: Callable) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
+    """1 − f(α) -- without cancellation when ``f`` provides it -- and the smallest δ it resolves."""
+    from dpcore.accounting.mixture import GaussianMixture
+
+    if isinstance(f, (Gaussian, GaussianMixture)) or (isinstance(f, Curve) and f.power_func is not None):
+        return (lambda a: np.asarray(f.power(a), dtype=float)), POWER_DELTA_FLOOR
+    return (lambda a: 1.0 - np.asarray(f(a), dtype=float)), CURVE_DELTA_FLOOR
+
+
 def _delta_from_callable(f: Callable[[np.ndarray], np.ndarray], epsilon: float, grid: np.ndarray, symmetric: bool):
     """δ(ε) = max{sup_α 1 − f(α) − e^ε α, sup_α 1 − α − e^ε f(α)} ([DRS] Prop. 2.12), grid + local refinement."""
     e = math.exp(min(epsilon, 700.0))
-    best = _sup_refined(lambda a: 1.0 - np.asarray(f(a), dtype=float) - e * a, grid)
+    power, _ = _power_and_floor(f)
+    best = _sup_refined(lambda a: power(a) - e * a, grid)
     if not symmetric:
         best = max(best, _sup_refined(lambda a: 1.0 - a - e * np.asarray(f(a), dtype=float), grid))
     return min(1.0, max(0.0, best))
@@ -187,10 +229,10 @@ def tradeoff_to_delta(
     redundant for a symmetric f.  The suprema are taken on ``grid`` (default :data:`ALPHA_GRID`, α down to
     1e-300) and refined by a bounded search around the best grid point (tested against the closed form of G_μ).
     """
-    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
-    eps = np.asarray(epsilon, dtype=float)
-    if np.any(~np.isfinite(eps)) or np.any(eps < 0):
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
+    _callable("f", f)
+    symmetric = _flag("symmetric", symmetric)
+    grid = _grid(grid, ALPHA_GRID)
+    eps = gaussian.as_real_array("epsilon", epsilon, low=0.0).reshape(np.shape(epsilon))
     check_curve(f, grid)
     out = np.array([_delta_from_callable(f, float(e), grid, symmetric) for e in eps.ravel()]).reshape(eps.shape)
     return _out(out)
@@ -200,22 +242,37 @@ def tradeoff_to_epsilon(
     f: Callable[[np.ndarray], np.ndarray], delta: float, *, symmetric: bool = False, grid: np.ndarray | None = None
 ) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ δ for the curve ``f`` (brentq on :func:`tradeoff_to_delta`, which is continuous
-    and non-increasing in ε)."""
+    and non-increasing in ε); ∞ if ε exceeds 700.
+
+    δ must be at least :data:`CURVE_DELTA_FLOOR` = 1e-12 for a plain callable ``f`` (1 − f(α) loses everything
+    below ~1e-16 to cancellation, which would read a small δ as 0 and under-state ε), or
+    :data:`POWER_DELTA_FLOOR` = 1e-200 for a curve that computes 1 − f without cancellation
+    (:class:`Gaussian`, a :class:`Curve` with ``power_func``, a ``GaussianMixture``).
+    """
     delta = check_open_unit("delta", delta)
-    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    _callable("f", f)
+    floor = _power_and_floor(f)[1]
+    if delta < floor:
+        raise ValueError(
+            f"delta must be in [{floor:g}, 1) for this curve, got {delta:g}: smaller δ is below what 1 − f(α) "
+            "resolves in float64 (pass a curve with power_func, 1 − f without cancellation, for δ down to 1e-200)"
+        )
+    symmetric = _flag("symmetric", symmetric)
+    grid = _grid(grid, ALPHA_GRID)
     check_curve(f, grid)
 
     def d(e: float) -> float:
         return _delta_from_callable(f, e, grid, symmetric)
 
-    if d(0.0) <= delta:
+    target = delta * (1.0 - _SUP_MARGIN)  # the grid suprema can fall short of the true δ by ~1e-11 relative
+    if d(0.0) <= target:
         return 0.0
     lo, hi = 0.0, 1.0
-    while d(hi) > delta:
+    while d(hi) > target:
         lo, hi = hi, hi * 2.0
         if hi > 700:
             return math.inf
-    return gaussian.upper_root(lambda e: d(e) - delta, lo, hi)
+    return gaussian.upper_root(lambda e: d(e) - target, lo, hi)
 
 
 def tradeoff_from_delta_curve(epsilons: np.ndarray, deltas: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
@@ -223,14 +280,16 @@ def tradeoff_from_delta_curve(epsilons: np.ndarray, deltas: np.ndarray) -> Calla
 
     Used to draw a curve for an accountant that only reports δ(ε) (e.g. a PLD).
     """
-    eps = np.asarray(epsilons, dtype=float)
-    dl = np.asarray(deltas, dtype=float)
+    eps = gaussian.as_real_array("epsilons", epsilons, low=0.0)
+    dl = gaussian.as_real_array("deltas", deltas, low=0.0, high=1.0)
     if eps.shape != dl.shape or eps.ndim != 1 or eps.size == 0:
         raise ValueError("epsilons and deltas must be 1-D arrays of the same non-zero length")
 
     def f(alpha: ArrayLike) -> np.ndarray:
         a = np.atleast_1d(_as_alpha(alpha))[:, None]
-        vals = np.maximum(1 - dl - np.exp(eps) * a, np.exp(-eps) * (1 - dl - a))
+        with np.errstate(divide="ignore", over="ignore"):  # e^ε·α in log space (∞ when it overflows, 0 at α = 0)
+            scaled = np.where(a > 0, np.exp(eps + np.log(np.where(a > 0, a, 1.0))), 0.0)
+        vals = np.maximum(1 - dl - scaled, np.exp(-eps) * (1 - dl - a))
         return np.clip(vals.max(axis=1), 0.0, 1.0).reshape(np.shape(alpha))
 
     return f
@@ -241,8 +300,10 @@ def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.
 
     The double conjugate h** of a function sampled at x is the piecewise-linear interpolation of these vertices.
     """
-    x = np.asarray(x, dtype=float)
-    y = np.asarray(y, dtype=float)
+    x = gaussian.as_real_array("x", x)
+    y = gaussian.as_real_array("y", y)
+    if x.ndim != 1 or x.shape != y.shape:
+        raise ValueError(f"x and y must be 1-D arrays of the same length, got shapes {x.shape} and {y.shape}")
     order = np.lexsort((y, x))
     x, y = x[order], y[order]
     hull: list[int] = []
@@ -260,7 +321,8 @@ def lower_convex_envelope(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.
 
 def inverse_tradeoff(f: Callable[[np.ndarray], np.ndarray], alpha: ArrayLike, grid: np.ndarray | None = None):
     """f⁻¹(α) = inf{t ∈ [0, 1] : f(t) ≤ α} (paper 003 eq. (8)), numerically by reflecting the graph of f."""
-    grid = ALPHA_GRID if grid is None else np.asarray(grid, dtype=float)
+    _callable("f", f)
+    grid = _grid(grid, ALPHA_GRID)
     a = _as_alpha(alpha)
     fx = np.minimum.accumulate(np.asarray(f(grid), dtype=float))  # enforce non-increasing
     # graph points (t, f(t)); reflected: x = f(t), y = t; sort by x
@@ -302,8 +364,9 @@ def subsample(f: Callable[[np.ndarray], np.ndarray], p: float, *, grid: np.ndarr
     Returns a vectorised callable: f_p on ``grid``, its reflection, the pointwise minimum and the lower
     convex envelope (double conjugate), interpolated linearly.
     """
+    _callable("f", f)
     p = check_range("p", p, 0.0, 1.0)
-    grid = np.linspace(0.0, 1.0, 4001) if grid is None else np.asarray(grid, dtype=float)
+    grid = _grid(grid, np.linspace(0.0, 1.0, 4001))
 
     def fp(a: np.ndarray) -> np.ndarray:
         return p * np.asarray(f(a), dtype=float) + (1 - p) * (1 - a)
@@ -322,19 +385,40 @@ def compose_gaussian(*mus: float) -> float:
     """G_{μ1} ⊗ … ⊗ G_{μn} = G_μ with μ = sqrt(Σ μ_i²) ([DRS] Cor. 3.3)."""
     if not mus:
         raise ValueError("mus must contain at least one value")
-    return math.sqrt(sum(check_nonnegative("mu", m) ** 2 for m in mus))
+    mu = math.hypot(*(check_nonnegative(f"mus[{i}]", m) for i, m in enumerate(mus)))
+    if not math.isfinite(mu):
+        raise ValueError(f"mus are too large: sqrt(Σ mu²) overflows, got {mus!r}")
+    return mu
 
 
 CLT_SAMPLINGS = ("poisson", "fixed")
 
 
+def _erf_difference(a: float) -> float:
+    """0.5·erf(1.5a/√2) − 1.5·erf(0.5a/√2) for small a by its power series (the linear terms cancel)."""
+    z = a / (2.0 * math.sqrt(2.0))
+    total, term = 0.0, z
+    for n in range(1, 12):
+        term *= -z * z / n  # (−1)^n z^{2n+1} / n!
+        total += term / (2 * n + 1) * (0.5 * 3.0 ** (2 * n + 1) - 1.5)
+    return 2.0 / math.sqrt(math.pi) * total
+
+
 def _log_clt_factor(sigma: float, sampling: str) -> float:
-    """log of the per-unit CLT factor, in log space so that σ → 0 does not overflow."""
+    """log of the per-unit CLT factor, in log space so that σ → 0 does not overflow (+∞ for σ < 1e-150)
+    and without cancellation for large σ (−∞ once the factor underflows, σ ≳ 1e154)."""
+    if sigma < 1e-150:
+        return math.inf
     x = sigma**-2
+    if x == 0.0:
+        return -math.inf
     if sampling == "poisson":
         # log sqrt(e^x − 1) = (x + log(1 − e^{−x}))/2
         return 0.5 * (x + math.log(-math.expm1(-x)))
     # h(σ)² = 2(e^x Φ(1.5/σ) + 3Φ(−0.5/σ) − 2); for large x the first term dominates.
+    if sigma > 10.0:  # = 2(expm1(x)Φ(1.5/σ) + 0.5 erf(1.5/(σ√2)) − 1.5 erf(0.5/(σ√2))), series for the erf part
+        inner = math.expm1(x) * special.ndtr(1.5 / sigma) + _erf_difference(1.0 / sigma)
+        return 0.5 * math.log(2 * inner) if inner > 0 else -math.inf
     if x < 600:
         inner = math.exp(x) * special.ndtr(1.5 / sigma) + 3 * special.ndtr(-0.5 / sigma) - 2
         return 0.5 * math.log(2 * inner)
@@ -392,7 +476,10 @@ def group_tradeoff(f: Callable[[np.ndarray], np.ndarray], g: int) -> Callable:
 
 def group_gaussian(mu: float, g: int) -> float:
     """G_μ-DP ⇒ G_{gμ}-DP for groups of size g ([DRS] Thm 2.14 applied to G_μ)."""
-    return check_nonnegative("mu", mu) * check_positive_int("g", g)
+    out = check_nonnegative("mu", mu) * check_positive_int("g", g)
+    if not math.isfinite(out):
+        raise ValueError(f"mu·g overflows: mu={mu}, g={g}")
+    return out
 
 
 # --------------------------------------------------------------------------- cross-check
@@ -403,9 +490,16 @@ def pld_gaussian_delta(mu: float, epsilon: float, *, grid: float = 1e-4) -> floa
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_mod
 
-    mu = check_positive("mu", mu)
+    mu = check_range("mu", check_positive("mu", mu), 1e-6, math.inf)
     epsilon = check_nonnegative("epsilon", epsilon)
-    pld = pld_mod.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=check_positive("grid", grid))
+    grid = check_range("grid", check_positive("grid", grid), 0.0, 1.0)
+    bins = (mu * mu + 30.0 * mu) / grid  # the loss range of G_μ (±15 noise sd) in grid steps
+    if not bins <= 1e7:
+        raise ValueError(
+            f"mu={mu:g} at grid={grid:g} needs about {bins:.3g} PLD bins (at most 1e7): use a smaller mu or a "
+            "coarser grid"
+        )
+    pld = pld_mod.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=grid)
     return float(pld.get_delta_for_epsilon(epsilon))
 
 
@@ -415,7 +509,9 @@ def check_tradeoff(f: Callable[[np.ndarray], np.ndarray], *, grid: np.ndarray | 
     Returns ``{"nonincreasing": bool, "convex": bool, "below_diagonal": bool, "nonnegative": bool}``.
     Convexity is checked through the slopes of consecutive chords (tolerance ``tol``).
     """
-    grid = np.linspace(0.0, 1.0, 2001) if grid is None else np.asarray(grid, dtype=float)
+    _callable("f", f)
+    grid = _grid(grid, np.linspace(0.0, 1.0, 2001))
+    tol = check_nonnegative("tol", tol)
     y = np.asarray(f(grid), dtype=float)
     slopes = np.diff(y) / np.diff(grid)
     return {
@@ -474,6 +570,14 @@ class Curve:
     label: str = "f"
     symmetric: bool = False
     power_func: Callable[[np.ndarray], np.ndarray] | None = None  # 1 − f without cancellation, if available
+
+    def __post_init__(self) -> None:
+        _callable("func", self.func)
+        if not isinstance(self.label, str):
+            raise ValueError(f"label must be a string, got {self.label!r}")
+        _flag("symmetric", self.symmetric)
+        if self.power_func is not None:
+            _callable("power_func", self.power_func)
 
     def __call__(self, alpha: ArrayLike) -> float | np.ndarray:
         return _out(np.asarray(self.func(_as_alpha(alpha)), dtype=float))

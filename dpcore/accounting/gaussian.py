@@ -19,12 +19,13 @@ terms goes through the Mills ratio erfcx).  The trade-off function is G_μ(α) =
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 from scipy import optimize, special
 from scipy.special import erfcx, log_ndtr
 
-from dpcore.validation import check_open_unit, check_positive
+from dpcore.validation import check_finite, check_open_unit, check_positive
 
 __all__ = ["log_delta_from_mu", "delta_from_mu", "epsilon_from_mu", "tradeoff", "power", "noise_to_mu", "upper_root"]
 
@@ -32,24 +33,47 @@ Array = np.ndarray
 _EPS_MAX = 1e300
 
 
-def _as_eps(epsilon: float | Array) -> Array:
+def as_real_array(
+    name: str, value: object, *, low: float = -math.inf, high: float = math.inf, allow_inf: bool = False
+) -> Array:
+    """``value`` (a real number or an array of them) as a float array with every entry in [low, high].
+
+    Refuses, with a ``ValueError`` naming ``name``: bools, strings, complex numbers, None, empty arrays,
+    NaN, ±∞ (unless ``allow_inf``) and entries outside [low, high].
+    """
+    bad = f"{name} must be a real number or an array of real numbers in [{low:g}, {high:g}], got {value!r}"
+    if value is None or isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)):
+        raise ValueError(bad)
+    if isinstance(value, numbers.Real):
+        try:
+            value = float(value)
+        except OverflowError as exc:
+            raise ValueError(bad) from exc
     try:
-        e = np.asarray(epsilon, dtype=float)
+        arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"epsilon must be a real number in [0, inf), got {epsilon!r}") from exc
-    if e.size == 0 or np.any(~np.isfinite(e)) or np.any(e < 0):
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon!r}")
-    return e
+        raise ValueError(bad) from exc
+    if arr.dtype == object and all(
+        isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) for x in arr.flat
+    ):
+        try:
+            arr = arr.astype(float)
+        except OverflowError as exc:
+            raise ValueError(bad) from exc
+    if arr.dtype.kind not in "iuf" or arr.size == 0:
+        raise ValueError(bad)
+    arr = arr.astype(float)
+    if np.any(np.isnan(arr)) or (not allow_inf and np.any(np.isinf(arr))) or np.any((arr < low) | (arr > high)):
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
+    return arr
+
+
+def _as_eps(epsilon: float | Array) -> Array:
+    return as_real_array("epsilon", epsilon, low=0.0)
 
 
 def _as_mu(mu: float | Array) -> Array:
-    try:
-        m = np.asarray(mu, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"mu must be a real number in [0, inf], got {mu!r}") from exc
-    if m.size == 0 or np.any(np.isnan(m)) or np.any(m < 0):
-        raise ValueError(f"mu must be in [0, inf], got {mu!r}")
-    return m
+    return as_real_array("mu", mu, low=0.0, allow_inf=True)
 
 
 def _log_delta_core(eps: Array, mu: Array) -> Array:
@@ -70,7 +94,8 @@ def _log_delta_core(eps: Array, mu: Array) -> Array:
         mills = np.log(erfcx(t_hi / math.sqrt(2))) - np.log(erfcx(np.maximum(t_lo, 0.0) / math.sqrt(2)))
         direct = e + log_ndtr(-t_hi) - log_ndtr(-t_lo)
         log_ratio = np.where(t_lo >= 0, mills, direct)
-        out[ok] = log_ndtr(-t_lo) + np.log(-np.expm1(log_ratio))
+        # ε/μ overflows (μ subnormal): δ = 0
+        out[ok] = np.where(t_lo == np.inf, -np.inf, log_ndtr(-t_lo) + np.log(-np.expm1(log_ratio)))
     return out
 
 
@@ -90,10 +115,13 @@ def delta_from_mu(mu: float | Array, epsilon: float | Array) -> float | Array:
 
 
 def epsilon_from_mu(mu: float, delta: float) -> float:
-    """Smallest ε ≥ 0 with δ_μ(ε) ≤ δ (root of Cor. 2.13 in log space); ∞ for μ = ∞."""
-    m = float(_as_mu(mu).reshape(-1)[0]) if np.ndim(mu) == 0 else None
-    if m is None:
+    """Smallest ε ≥ 0 with δ_μ(ε) ≤ δ (root of Cor. 2.13 in log space).
+
+    ∞ for μ = ∞, and for μ so large that ε exceeds 1e300 (μ ≳ 1e150; ε ≈ μ²/2 is not representable).
+    """
+    if np.ndim(mu) != 0:
         raise ValueError(f"mu must be a single number in [0, inf], got {mu!r}")
+    m = float(_as_mu(mu))
     delta = check_open_unit("delta", delta)
     if m == math.inf:
         return math.inf
@@ -106,7 +134,7 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
 
     if f(0.0) <= 0:
         return 0.0
-    hi = max(1.0, m * m)
+    hi = min(max(1.0, m * m), _EPS_MAX)
     while f(hi) > 0:
         hi *= 4.0
         if hi > _EPS_MAX:
@@ -117,7 +145,21 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
 def upper_root(f, lo: float, hi: float, *, xtol: float = 1e-12) -> float:
     """Root of a non-increasing ``f`` on [lo, hi] (f(lo) > 0 ≥ f(hi)) returned on its feasible side:
     ``f(result) <= 0``, so an ε found this way is never below the exact one (Brent's method, then a
-    fix-up step towards ``hi``)."""
+    fix-up step towards ``hi``).  ``ValueError`` unless ``f`` is callable, lo < hi are finite and
+    [lo, hi] brackets the root."""
+    if not callable(f):
+        raise ValueError(f"f must be a callable float -> float, got {f!r}")
+    lo, hi = check_finite("lo", lo), check_finite("hi", hi)
+    xtol = check_positive("xtol", xtol)
+    if not lo < hi:
+        raise ValueError(f"lo must be < hi, got lo={lo}, hi={hi}")
+    f_lo, f_hi = float(f(lo)), float(f(hi))
+    if not (f_lo > 0 and f_hi <= 0):
+        raise ValueError(
+            f"[lo, hi] = [{lo}, {hi}] must bracket the root of f: f(lo) > 0 >= f(hi), got f(lo)={f_lo}, f(hi)={f_hi}"
+        )
+    if f_hi == 0:
+        return hi
     root = float(optimize.brentq(f, lo, hi, xtol=xtol, rtol=4 * np.finfo(float).eps))
     step = max(xtol, abs(root) * 1e-12)
     while f(root) > 0:
@@ -134,9 +176,7 @@ def tradeoff(mu: float, alpha: float | Array) -> float | Array:
     ``mu = 0`` is 1 − α (no leakage); ``mu = inf`` is the zero function.
     """
     m = float(_as_mu(mu))
-    a = np.asarray(alpha, dtype=float)
-    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    a = as_real_array("alpha", alpha, low=0.0, high=1.0).reshape(np.shape(alpha))
     if m == math.inf:
         out = np.zeros_like(a)
     else:
@@ -148,14 +188,20 @@ def tradeoff(mu: float, alpha: float | Array) -> float | Array:
 def power(mu: float, alpha: float | Array) -> float | Array:
     """1 − G_μ(α) = Φ(Φ⁻¹(α) + μ), accurate when G_μ(α) is close to 1."""
     m = float(_as_mu(mu))
-    a = np.asarray(alpha, dtype=float)
-    if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    a = as_real_array("alpha", alpha, low=0.0, high=1.0).reshape(np.shape(alpha))
     with np.errstate(divide="ignore", invalid="ignore"):
         out = special.ndtr(special.ndtri(a) + m)
     return float(out) if out.ndim == 0 else out
 
 
 def noise_to_mu(noise_multiplier: float) -> float:
-    """μ = 1/σ of one Gaussian mechanism with noise multiplier σ (Dong et al. 2022, Thm 2.7)."""
-    return 1.0 / check_positive("noise_multiplier", noise_multiplier)
+    """μ = 1/σ of one Gaussian mechanism with noise multiplier σ (Dong et al. 2022, Thm 2.7).
+
+    σ in (0, ∞) with 1/σ finite (σ >= 5.6e-309).
+    """
+    mu = 1.0 / check_positive("noise_multiplier", noise_multiplier)
+    if not math.isfinite(mu):
+        raise ValueError(
+            f"noise_multiplier must be in [5.6e-309, inf) (1/noise_multiplier overflows), got {noise_multiplier}"
+        )
+    return mu

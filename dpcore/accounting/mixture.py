@@ -25,18 +25,22 @@ component (it adds to δ and to the power), so truncation never under-reports le
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
 
 from dpcore.accounting import gaussian
-from dpcore.accounting.gaussian import upper_root
-from dpcore.validation import check_nonnegative, check_open_unit, check_positive, check_positive_int
+from dpcore.accounting.gaussian import as_real_array, upper_root
+from dpcore.validation import check_nonnegative, check_open_unit, check_positive, check_positive_int, check_range
 
-__all__ = ["GaussianMixture", "convolve_power", "trim_pmf"]
+__all__ = ["GaussianMixture", "convolve_power", "trim_pmf", "MAX_COMPONENTS"]
 
 _TINY = 1e-300
+#: Most entries a composed pmf (components of a mixture) may have: beyond it a composition is refused
+#: (the direct convolutions and every δ(ε) over the components would take more than a second or two).
+MAX_COMPONENTS = 30_000
 
 
 def _lse(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -48,9 +52,25 @@ def _lse(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return out
 
 
+def _check_pmf(pmf: object) -> np.ndarray:
+    """``pmf`` as a 1-D array of finite non-negative numbers with a positive sum."""
+    arr = as_real_array("pmf", pmf, low=0.0)
+    if arr.ndim != 1 or not arr.sum() > 0:
+        raise ValueError(f"pmf must be a 1-D array of non-negative numbers with a positive sum, got {pmf!r}")
+    return arr
+
+
+def _check_offset(offset: object) -> int:
+    if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, numbers.Integral):
+        raise ValueError(f"offset must be an integer, got {offset!r}")
+    return int(offset)
+
+
 def trim_pmf(pmf: np.ndarray, offset: int = 0, *, floor: float = _TINY) -> tuple[np.ndarray, int, float]:
     """Drop leading/trailing entries below ``floor``; returns (pmf, new offset, dropped mass)."""
-    pmf = np.asarray(pmf, dtype=float)
+    pmf = _check_pmf(pmf)
+    offset = _check_offset(offset)
+    floor = check_range("floor", check_positive("floor", floor), 0.0, 1.0)
     keep = np.nonzero(pmf > floor)[0]
     if keep.size == 0:
         raise ValueError("pmf has no entry above the floor")
@@ -63,10 +83,11 @@ def convolve_power(pmf: np.ndarray, n: int, *, floor: float = _TINY) -> tuple[np
     """The pmf of the sum of ``n`` iid copies of an integer variable with pmf ``pmf`` on 0, 1, 2, …
 
     Binary exponentiation with direct convolutions; negligible entries (< ``floor``) are trimmed after each
-    product.  Returns (pmf, offset, dropped mass): entry i is Pr[sum = offset + i].
+    product.  Returns (pmf, offset, dropped mass): entry i is Pr[sum = offset + i].  A product with more than
+    :data:`MAX_COMPONENTS` entries is refused (``ValueError`` naming ``n``): the time stays bounded for any n.
     """
     n = check_positive_int("n", n)
-    base, base_off, dropped = trim_pmf(np.asarray(pmf, dtype=float), 0, floor=floor)
+    base, base_off, dropped = trim_pmf(pmf, 0, floor=floor)
     result: np.ndarray | None = None
     res_off = 0
     while n:
@@ -74,18 +95,28 @@ def convolve_power(pmf: np.ndarray, n: int, *, floor: float = _TINY) -> tuple[np
             if result is None:
                 result, res_off = base.copy(), base_off
             else:
-                result = np.convolve(result, base)
+                result = _checked_convolve(result, base, n)
                 res_off += base_off
                 result, res_off, d = trim_pmf(result, res_off, floor=floor)
                 dropped += d
         n >>= 1
         if n:
-            base = np.convolve(base, base)
+            base = _checked_convolve(base, base, n)
             base_off *= 2
             base, base_off, d = trim_pmf(base, base_off, floor=floor)
             dropped += d
     assert result is not None
     return result, res_off, min(1.0, max(dropped, 1.0 - float(result.sum()), 0.0))
+
+
+def _checked_convolve(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    size = a.size + b.size - 1
+    if size > MAX_COMPONENTS:
+        raise ValueError(
+            f"n is too large for an exact composition: the pmf of the sum would have more than {size} entries "
+            f"(at most {MAX_COMPONENTS}); n must be smaller (still {n} to go at this point)"
+        )
+    return np.convolve(a, b)
 
 
 @dataclass(frozen=True)
@@ -104,24 +135,29 @@ class GaussianMixture:
 
     def __post_init__(self) -> None:
         check_positive("sigma", self.sigma)
-        check_nonnegative("tail", self.tail)
-        support = np.asarray(self.support, dtype=float)
-        weights = np.asarray(self.weights, dtype=float)
+        check_range("tail", self.tail, 0.0, 1.0)
+        support = as_real_array("support", self.support, low=0.0)
+        weights = as_real_array("weights", self.weights, low=0.0)
         if support.shape != weights.shape or support.ndim != 1 or support.size == 0:
             raise ValueError("support and weights must be 1-D arrays of the same non-zero length")
         if np.any(support < 0) or np.any(weights < 0):
             raise ValueError("support (values of c²) and weights must be non-negative")
         if abs(weights.sum() + self.tail - 1.0) > 1e-9:
             raise ValueError(f"weights plus tail must sum to 1, got {weights.sum() + self.tail}")
+        with np.errstate(over="ignore"):
+            mus = np.sqrt(support) / self.sigma
+        if not np.all(np.isfinite(mus)):
+            raise ValueError(f"sigma={self.sigma} is too small for the support: sqrt(c²)/sigma overflows")
         object.__setattr__(self, "support", support)
         object.__setattr__(self, "weights", weights)
-        object.__setattr__(self, "_mus", np.sqrt(support) / self.sigma)
+        object.__setattr__(self, "_mus", mus)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
     def from_pmf(cls, pmf: np.ndarray, sigma: float, *, offset: int = 0, tail: float = 0.0) -> GaussianMixture:
         """From a pmf of c² on offset, offset+1, …; entries ≤ 1e-300 are dropped into ``tail``."""
-        pmf, offset, dropped = trim_pmf(np.asarray(pmf, dtype=float), offset)
+        tail = check_range("tail", tail, 0.0, 1.0)
+        pmf, offset, dropped = trim_pmf(pmf, offset)
         support = offset + np.arange(pmf.size, dtype=float)
         keep = pmf > 0
         total = pmf[keep].sum()
@@ -140,15 +176,26 @@ class GaussianMixture:
         from scipy import stats
 
         n = check_positive_int("n", n)
-        if not 0 <= p <= 1:
-            raise ValueError(f"p must be in [0, 1], got {p}")
+        p = check_range("p", p, 0.0, 1.0)
         mean, sd = n * p, math.sqrt(n * p * (1 - p))
+        if 120 * sd + 121 > 4 * MAX_COMPONENTS:
+            raise ValueError(
+                f"n={n} is too large for an exact binomial mixture at p={p:g}: it would have about "
+                f"{76 * sd:.3g} components (at most {MAX_COMPONENTS}); n·p·(1 − p) must be at most "
+                f"{(MAX_COMPONENTS / 76) ** 2:.3g}"
+            )
         lo = max(0, int(mean - 60 * sd - 60))
         hi = min(n, int(mean + 60 * sd + 60))
         k = np.arange(lo, hi + 1)
         pmf = stats.binom.pmf(k, n, p)
-        tail = max(0.0, 1.0 - pmf.sum())
-        return cls.from_pmf(pmf, sigma, offset=lo, tail=tail)
+        tail = min(1.0, max(0.0, 1.0 - pmf.sum()))
+        out = cls.from_pmf(pmf, sigma, offset=lo, tail=tail)
+        if out.support.size > MAX_COMPONENTS:
+            raise ValueError(
+                f"n={n} is too large for an exact binomial mixture at p={p:g}: it has {out.support.size} components "
+                f"(at most {MAX_COMPONENTS}); n·p·(1 − p) must be at most {(MAX_COMPONENTS / 76) ** 2:.3g}"
+            )
+        return out
 
     # ------------------------------------------------------------------ basic quantities
     @property
@@ -226,9 +273,7 @@ class GaussianMixture:
     # ------------------------------------------------------------------ trade-off function
     def power(self, alpha: float | np.ndarray) -> float | np.ndarray:
         """1 − f(α), the power of the optimal test at level α (no cancellation for f close to 1)."""
-        a = np.asarray(alpha, dtype=float)
-        if np.any(~np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-            raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+        a = as_real_array("alpha", alpha, low=0.0, high=1.0).reshape(np.shape(alpha))
         flat = a.ravel()
         out = np.empty_like(flat)
         w, mu = self._pos()
@@ -257,9 +302,7 @@ class GaussianMixture:
     # ------------------------------------------------------------------ (ε, δ)
     def delta(self, epsilon: float | np.ndarray) -> float | np.ndarray:
         """δ(ε) = Σ_c q_c δ_{c/σ}(ε) + tail (the labelled mixture; c = 0 contributes 0)."""
-        eps = np.asarray(epsilon, dtype=float)
-        if np.any(~np.isfinite(eps)) or np.any(eps < 0):
-            raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
+        eps = as_real_array("epsilon", epsilon, low=0.0).reshape(np.shape(epsilon))
         w, mu = self._pos()
         d = np.asarray(gaussian.delta_from_mu(mu, eps[..., None]))
         out = (w * d).sum(axis=-1) + self.tail
@@ -279,6 +322,8 @@ class GaussianMixture:
 
     def compose(self, other: GaussianMixture) -> GaussianMixture:
         """Composition of two independent labelled mixtures (same σ): convolution of the c² pmfs."""
+        if not isinstance(other, GaussianMixture):
+            raise ValueError(f"other must be a GaussianMixture, got {other!r}")
         if other.sigma != self.sigma:
             raise ValueError("sigma must be equal to compose two mixtures")
         a = _dense(self)

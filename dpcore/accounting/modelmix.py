@@ -55,10 +55,12 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
 
-from dpcore.accounting.calibrate import smallest_sigma
-from dpcore.accounting.rdp import rdp_to_epsilon, subsampled_gaussian_rdp
+from dpcore.accounting.calibrate import check_rtol, smallest_sigma
+from dpcore.accounting.gaussian import as_real_array
+from dpcore.accounting.rdp import mixture_log_moments, rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.validation import (
     check_choice,
+    check_finite,
     check_nonnegative,
     check_open_unit,
     check_positive,
@@ -104,6 +106,8 @@ _POINTS_PER_SCALE = 20  # grid points per noise standard deviation (Riemann sums
 _TAIL = 20.0  # grid margin in noise standard deviations beyond the mass of every integrand
 _MAX_POINTS = 150_000  # beyond this one call takes > 10 s: refused as out of range
 _TINY_WIDTH = 1e-6  # widths below this fraction of the noise are treated as zero (pure Gaussian)
+MAX_NOISE_RATIO = 1e100  # largest noise / shift the quadrature handles (the RDP is 0 to float precision beyond)
+MAX_LINF_BLOCKS = 10**6  # largest p: p·log M_k multiplies the quadrature's round-off by p
 
 
 # ----------------------------------------------------------------------------------------------
@@ -124,10 +128,16 @@ def envelope_width(tau: float, *, clip: float, batch_size: float | None = None, 
     clip = check_positive("clip", clip)
     check_choice("form", form, FORMS)
     if form == "sum":
-        return tau / clip
-    if batch_size is None:
+        width = tau / clip
+    elif batch_size is None:
         raise ValueError("batch_size must be given (a positive number) when form='average'")
-    return tau * check_positive("batch_size", batch_size) / clip
+    else:
+        width = tau * check_positive("batch_size", batch_size) / clip
+    if not math.isfinite(width):
+        raise ValueError(
+            f"the envelope width tau·batch_size/clip overflows: tau={tau}, batch_size={batch_size}, clip={clip}"
+        )
+    return width
 
 
 # ----------------------------------------------------------------------------------------------
@@ -138,8 +148,8 @@ def _log_cdf_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     upper = a > 0
     hi = np.where(upper, log_ndtr(-a), log_ndtr(b))
     lo = np.where(upper, log_ndtr(-b), log_ndtr(a))
-    with np.errstate(divide="ignore"):
-        return hi + np.log(-np.expm1(lo - hi))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(hi == -np.inf, -np.inf, hi + np.log(-np.expm1(lo - hi)))
 
 
 def log_mixture_density(o: np.ndarray | float, *, shift: float, noise: float, width: float) -> np.ndarray:
@@ -150,7 +160,7 @@ def log_mixture_density(o: np.ndarray | float, *, shift: float, noise: float, wi
     """
     noise = check_positive("noise", noise)
     width = check_nonnegative("width", width)
-    x = np.asarray(o, dtype=float) - float(shift)
+    x = as_real_array("o", o) - check_finite("shift", shift)
     if width <= _TINY_WIDTH * noise:
         return -0.5 * (x / noise) ** 2 - math.log(noise) - 0.5 * math.log(2 * math.pi)
     return _log_cdf_diff((x - width / 2) / noise, (x + width / 2) / noise) - math.log(width)
@@ -164,14 +174,21 @@ def _grid(noise: float, width: float, shift: float, max_order: float) -> tuple[n
     o ≈ u/2 + k (Gaussian tail of width z), so the right end grows with the largest order.
     """
     z, u = noise / shift, width / shift
+    if not z <= MAX_NOISE_RATIO:
+        raise ValueError(
+            f"noise_multiplier (noise/shift = {z:g}) must be at most {MAX_NOISE_RATIO:g}: beyond it the RDP is 0 "
+            "to float precision and the quadrature grid overflows"
+        )
     lo = -u / 2 - _TAIL * z - 2.0
     hi = u / 2 + max_order + _TAIL * z + 2.0
-    points = int(math.ceil((hi - lo) / (z / _POINTS_PER_SCALE))) + 1
-    if points > _MAX_POINTS:
+    span = ((u + max_order + 4.0) / z + 2 * _TAIL) * _POINTS_PER_SCALE  # (hi − lo) in grid steps, no overflow
+    if not span < _MAX_POINTS:
         raise ValueError(
             f"noise_multiplier={noise:g} is too small for orders up to {max_order:g} at width {width:g} "
-            f"(the grid would need {points} points); use larger noise or fewer orders"
+            f"(the grid would need {span:.3g} points, at most {_MAX_POINTS}): use a larger noise_multiplier "
+            "(noise/shift), a smaller envelope width (tau, clip, batch_size) or fewer orders"
         )
+    points = int(math.ceil(span)) + 1
     o = np.linspace(lo, hi, max(points, 2001))
     lp0 = log_mixture_density(o, shift=0.0, noise=z, width=u)
     lp1 = log_mixture_density(o, shift=1.0, noise=z, width=u)
@@ -187,15 +204,21 @@ def log_moments(ks: Sequence[int] | np.ndarray, *, noise: float, width: float, s
     noise = check_positive("noise", noise)
     width = check_nonnegative("width", width)
     shift = check_positive("shift", shift)
-    k = np.asarray(ks, dtype=float)
-    if k.ndim != 1 or k.size == 0 or np.any(k < 0):
-        raise ValueError("ks must be a non-empty 1-D sequence of non-negative numbers")
+    if ks is None or isinstance(ks, (str, bytes)):
+        raise ValueError(f"ks must be a non-empty 1-D sequence of non-negative numbers, got {ks!r}")
+    k = as_real_array("ks", ks, low=0.0)
+    if k.ndim != 1:
+        raise ValueError(f"ks must be a non-empty 1-D sequence of non-negative numbers, got {ks!r}")
     lw, lr = _grid(noise, width, shift, float(k.max()))
-    return logsumexp(lw[None, :] + k[:, None] * lr[None, :], axis=1)
+    log_m = logsumexp(lw[None, :] + k[:, None] * lr[None, :], axis=1)
+    # Jensen (E[P1/P0] = 1): log M_k >= 0 for k >= 1 and <= 0 for k <= 1; the other sign is quadrature round-off
+    return np.where(k >= 1, np.maximum(log_m, 0.0), np.minimum(log_m, 0.0))
 
 
 def _check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool) -> np.ndarray:
-    a = np.asarray(orders, dtype=float)
+    if orders is None or isinstance(orders, (str, bytes)):
+        raise ValueError(f"orders must be a non-empty 1-D sequence of finite numbers > 1, got {orders!r}")
+    a = as_real_array("orders", orders, low=1.0)
     if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1):
         raise ValueError(f"orders must be a non-empty 1-D sequence of finite numbers > 1, got {orders!r}")
     if integer and np.any(a != np.round(a)):
@@ -204,15 +227,24 @@ def _check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool) -> np.
 
 
 def _binomial_rdp(a: np.ndarray, q: float, log_m: np.ndarray) -> np.ndarray:
-    """log Σ_k C(α,k)(1−q)^{α−k} q^k exp(log_m[k]) / (α − 1) for integer orders α."""
+    """log Σ_k C(α,k)(1−q)^{α−k} q^k M_k / (α − 1) for integer orders α, M_k = exp(log_m[k]).
+
+    Written as log(1 + Σ_{k≥2} C(α,k)(1−q)^{α−k} q^k (M_k − 1)) (M_0 = M_1 = 1 for a likelihood ratio, and
+    M_k ≥ 1 for k ≥ 2 by Jensen: a negative M_k − 1 is quadrature round-off, set to 0), so the result is
+    never negative and keeps its relative accuracy when tiny.
+    """
     out = np.empty_like(a)
     log_1mq = math.log1p(-q) if q < 1 else -math.inf
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # log(M_k − 1), without overflow
+        log_excess = np.where(
+            log_m > 30.0, log_m + np.log1p(-np.exp(-log_m)), np.log(np.maximum(np.expm1(np.minimum(log_m, 30.0)), 0.0))
+        )
     for i, alpha in enumerate(a.astype(int)):
-        k = np.arange(alpha + 1)
+        k = np.arange(2, alpha + 1)
         with np.errstate(invalid="ignore"):
-            terms = gammaln(alpha + 1) - gammaln(k + 1) - gammaln(alpha - k + 1) + k * math.log(q) + log_m[k]
+            terms = gammaln(alpha + 1) - gammaln(k + 1) - gammaln(alpha - k + 1) + k * math.log(q) + log_excess[k]
             terms = terms + np.where(k < alpha, (alpha - k) * log_1mq, 0.0)
-        out[i] = logsumexp(terms) / (alpha - 1)
+        out[i] = np.logaddexp(0.0, logsumexp(terms)) / (alpha - 1)
     return out
 
 
@@ -240,6 +272,8 @@ def step_rdp(
     z = check_positive("noise_multiplier", noise_multiplier)
     u = check_nonnegative("width", width)
     p = check_positive_int("linf_blocks", linf_blocks)
+    if p > MAX_LINF_BLOCKS:
+        raise ValueError(f"linf_blocks must be an integer in [1, {MAX_LINF_BLOCKS}], got {p}")
     check_choice("direction", direction, ("forward", "reverse"))
     a = _check_orders(orders, integer=p > 1)
     scale = math.sqrt(p)
@@ -247,9 +281,10 @@ def step_rdp(
         raise ValueError("direction='reverse' is only available for linf_blocks=1")
     if p == 1:
         lw, lr = _grid(z, u, 1.0, float(a.max()))
+        if direction == "forward":
+            return mixture_log_moments(lw, lr, q, a) / (a - 1)
         log_mix = np.logaddexp(math.log1p(-q), math.log(q) + lr) if q < 1 else lr
-        power = a if direction == "forward" else 1 - a
-        return logsumexp(lw[None, :] + power[:, None] * log_mix[None, :], axis=1) / (a - 1)
+        return np.maximum(logsumexp(lw[None, :] + (1 - a)[:, None] * log_mix[None, :], axis=1), 0.0) / (a - 1)
     log_m = log_moments(np.arange(int(a.max()) + 1), noise=z * scale, width=u * scale)
     return _binomial_rdp(a, q, p * log_m)
 
@@ -277,6 +312,10 @@ def _check_setting(n: int, batch_size: float, noise_multiplier: float, clip: flo
     clip = check_positive("clip", clip)
     tau = check_nonnegative("tau", tau)
     p = 1 if linf_blocks is None else check_positive_int("linf_blocks", linf_blocks)
+    if p > MAX_LINF_BLOCKS:
+        raise ValueError(f"linf_blocks must be an integer in [1, {MAX_LINF_BLOCKS}], got {p}")
+    if batch_size / n == 0.0:
+        raise ValueError(f"batch_size/n underflows to 0: batch_size={batch_size}, n={n}")
     return n, batch_size, noise_multiplier, clip, tau, p
 
 
@@ -386,6 +425,8 @@ def epsilon_curve(
     """ε after each entry of ``steps`` (one per-step RDP table reused; Fig. 3's curves); 0 steps give ε = 0."""
     delta = check_open_unit("delta", delta)
     check_choice("conversion", conversion, CONVERSIONS)
+    if isinstance(steps, (str, bytes)) or not isinstance(steps, (Sequence, np.ndarray)):
+        raise ValueError(f"steps must be a sequence of integers >= 0 (use epsilon() for one value), got {steps!r}")
     steps = [check_positive_int("steps", s, minimum=0) for s in steps]
     if not steps:
         raise ValueError("steps must be a non-empty sequence of integers >= 0")
@@ -411,6 +452,8 @@ def dpsgd_rdp(
     batch_size = check_positive("batch_size", batch_size)
     if batch_size > n:
         raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
+    if batch_size / n == 0.0:
+        raise ValueError(f"batch_size/n underflows to 0: batch_size={batch_size}, n={n}")
     steps = check_positive_int("steps", steps)
     a = np.asarray(DEFAULT_ORDERS, dtype=float) if orders is None else _check_orders(orders, integer=False)
     return a, steps * _gaussian_rdp(a, batch_size / n, noise_multiplier)
@@ -446,14 +489,10 @@ def schedule_rdp(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP) of a τ schedule: ``phases`` = [(steps, tau), ...] summed order by order
     (RDP composes additively, Mironov 2017, Prop. 1; e.g. the paper's Table I: 0.05η then 0.025η)."""
-    if not phases:
-        raise ValueError("phases must be a non-empty sequence of (steps, tau) pairs")
+    phases = _check_phases(phases)
     total = None
     a = None
-    for phase in phases:
-        if len(phase) != 2:
-            raise ValueError(f"phases must contain (steps, tau) pairs, got {phase!r}")
-        steps, tau = phase
+    for steps, tau in phases:
         a, values = rdp(
             n=n,
             batch_size=batch_size,
@@ -467,6 +506,21 @@ def schedule_rdp(
         )
         total = values if total is None else total + values
     return a, total
+
+
+def _check_phases(phases: object) -> list[tuple[int, float]]:
+    """``phases`` as a non-empty list of (steps >= 1, tau >= 0) pairs; ``ValueError`` naming ``phases``."""
+    bad = f"phases must be a non-empty sequence of (steps, tau) pairs (steps an integer >= 1, tau >= 0), got {phases!r}"
+    if isinstance(phases, (str, bytes)) or not isinstance(phases, (Sequence, np.ndarray)) or len(phases) == 0:
+        raise ValueError(bad)
+    out = []
+    for i, phase in enumerate(phases):
+        if isinstance(phase, (str, bytes)) or not isinstance(phase, (Sequence, np.ndarray)) or len(phase) != 2:
+            raise ValueError(f"phases[{i}] must be a (steps, tau) pair, got {phase!r}")
+        out.append(
+            (check_positive_int(f"phases[{i}] steps", phase[0]), check_nonnegative(f"phases[{i}] tau", phase[1]))
+        )
+    return out
 
 
 def schedule_epsilon(
@@ -526,7 +580,12 @@ def noise_multiplier_for_epsilon(
     """
     target = check_positive("target_epsilon", target_epsilon)
     check_choice("method", method, ("modelmix", "dpsgd"))
-    rtol = check_positive("rtol", rtol)
+    rtol = check_rtol(rtol)
+    delta = check_open_unit("delta", delta)
+    if phases is not None and method == "modelmix":
+        phases = _check_phases(phases)
+    else:
+        check_positive_int("steps", steps)
 
     def eps(z: float) -> float:
         if method == "dpsgd":
@@ -566,4 +625,11 @@ def noise_multiplier_for_epsilon(
             bound=bound,
         )
 
-    return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=0.02, sigma_max=1e4, below_min="raise")
+    try:
+        return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=0.02, sigma_max=1e4, below_min="raise")
+    except ValueError as exc:  # add the setting: which input made the target unreachable
+        raise ValueError(
+            f"{exc} (calibrating at n={n}, batch_size={batch_size}, steps={steps}, delta={delta}, clip={clip}, "
+            f"tau={tau}, linf_blocks={linf_blocks}, conversion={conversion!r}, orders, bound={bound!r}, "
+            f"method={method!r}, phases={phases!r})"
+        ) from exc

@@ -9,7 +9,10 @@ One implementation of each primitive:
     log Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2z²)} / (α−1) (Mironov et al. 2019, §3.3), in log space.
     Fractional α: the same expectation E_{N(0,z²)}[((1−q) + q·e^{(2x−1)/(2z²)})^α] integrated numerically
     on a fine grid in log space (accurate to ~1e-10 relative; dp_accounting's series for fractional
-    orders can over-estimate or stop converging, e.g. α = 1.25 at z ≈ 0.37).  For tiny z, where the grid
+    orders can over-estimate or stop converging, e.g. α = 1.25 at z ≈ 0.37).  Both are evaluated as
+    log(1 + S) with S a sum (integral) of non-negative terms -- the terms of order 0 and 1 of the binomial
+    expansion cancel exactly, E[e^{(2x−1)/(2z²)}] = 1 -- so the RDP is never negative and keeps its relative
+    accuracy when it is tiny (q = 1e-300 gives 0 to float precision, not round-off).  For tiny z, where the grid
     would be too fine, the chord between the neighbouring integer orders bounds it from above (the
     log-moment is convex in α).
   - ``sampling="fixed"`` (sampling ``batch_size`` of ``dataset_size`` records without replacement,
@@ -31,7 +34,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from dpcore.accounting.events import check_sampling
+from dpcore.accounting.events import check_sampling, effective_noise_multiplier
+from dpcore.accounting.gaussian import as_real_array
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
 __all__ = [
@@ -51,76 +55,156 @@ RDP_SAMPLINGS = ("poisson", "fixed")
 _POINTS_PER_SCALE = 20  # grid points per noise standard deviation
 _TAIL = 20.0  # grid margin in noise standard deviations
 _MAX_POINTS = 300_000
+_PLAIN_ENOUGH = 1e-2  # log-moments above this are summed directly (relative round-off < 1e-12)
+
+
+#: Range of the Gaussian's multiplier z the Poisson RDP accepts: below 1e-100 the moments exceed every float
+#: (the RDP would be reported as ∞); above 1e100 it is 0 to float precision (and the standardised grid of the
+#: fractional orders stays finite).
+MIN_NOISE, MAX_NOISE = 1e-100, 1e100
 
 
 def check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool = False) -> np.ndarray:
     """``orders`` as a 1-D float array of finite numbers > 1 (integers when ``integer``)."""
-    try:
-        a = np.asarray(orders, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"orders must be a sequence of real numbers > 1, got {orders!r}") from exc
-    if a.ndim != 1 or a.size == 0 or not np.all(np.isfinite(a)) or np.any(a <= 1):
+    if not isinstance(integer, (bool, np.bool_)):
+        raise ValueError(f"integer must be True or False, got {integer!r}")
+    if isinstance(orders, (str, bytes)) or orders is None:
+        raise ValueError(f"orders must be a sequence of real numbers > 1, got {orders!r}")
+    a = as_real_array("orders", orders, low=1.0)
+    if a.ndim != 1 or np.any(a <= 1):
         raise ValueError(f"orders must be a non-empty 1-D sequence of finite numbers > 1, got {orders!r}")
     if integer and np.any(a != np.round(a)):
         raise ValueError(f"orders must be integers here, got {orders!r}")
     return a
 
 
-def _binomial_log_moment(alpha: int, q: float, z: float) -> float:
-    """log Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2z²)} (integer α ≥ 2)."""
-    k = np.arange(alpha + 1, dtype=float)
-    log_1mq = math.log1p(-q) if q < 1 else -math.inf
+def _log_expm1(c: np.ndarray) -> np.ndarray:
+    """log(e^c − 1) for c ≥ 0 (−∞ at 0), without overflow for large c."""
+    c = np.asarray(c, dtype=float)
+    with np.errstate(divide="ignore", over="ignore"):
+        return np.where(c > 30.0, c + np.log1p(-np.exp(-np.minimum(c, 700.0))), np.log(np.expm1(np.minimum(c, 30.0))))
+
+
+def _binomial_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
+    """log E[(1 − q + q·r)^α] at integer orders α ≥ 2, r = e^{(2x−1)/(2z²)}, x ~ N(0, z²) (Mironov et al. 2019,
+    §3.3), written as log1p of a sum of non-negative terms:
+
+        Σ_k C(α,k)(1−q)^{α−k} q^k e^{(k²−k)/(2z²)} = 1 + Σ_{k≥2} C(α,k)(1−q)^{α−k} q^k (e^{(k²−k)/(2z²)} − 1)
+
+    (the binomial weights sum to 1 and the k = 0, 1 exponents are 0), so the result is ≥ 0 and keeps its
+    relative accuracy when it is tiny (small q, large z), where the plain sum would cancel to round-off.
+    """
+    top = int(alphas.max())
+    k = np.arange(2, top + 1, dtype=float)[None, :]
+    a = alphas.astype(float)[:, None]
+    log_1mq = math.log1p(-q)
     with np.errstate(invalid="ignore", divide="ignore"):
-        terms = gammaln(alpha + 1) - gammaln(k + 1) - gammaln(alpha - k + 1) + k * math.log(q)
-        terms = terms + np.where(k < alpha, (alpha - k) * log_1mq, 0.0) + (k * k - k) / (2 * z * z)
-    return float(logsumexp(terms))
+        terms = gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1) + k * math.log(q)
+        terms = terms + np.where(k < a, (a - k) * log_1mq, 0.0) + _log_expm1((k * k - k) / (2 * z * z))
+    terms = np.where(k <= a, terms, -np.inf)
+    return np.logaddexp(0.0, logsumexp(terms, axis=1))
+
+
+def _lse_rows(x: np.ndarray) -> np.ndarray:
+    """log Σ exp(x) along the last axis (plain NumPy: scipy's logsumexp costs ~1 ms per call)."""
+    top = np.max(x, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(x - top), axis=-1)) + top[..., 0]
+
+
+def _log_phi(y: np.ndarray, lm: np.ndarray, log_y: np.ndarray, alpha: float) -> np.ndarray:
+    """log φ(y), φ(y) = (1+y)^α − 1 − αy ≥ 0 (α > 1, y ≥ −1), at points y sorted increasingly, given
+    log(1+y) = ``lm`` and, where y > 0, log y = ``log_y``.  Three pieces: a Taylor series to y⁶ where
+    |y| < 1e-3/α (no cancellation), the direct difference below, and log space above (no overflow)."""
+    t = 1e-3 / alpha
+    i0, i1 = int(np.searchsorted(y, -t, side="right")), int(np.searchsorted(y, t, side="left"))
+    out = np.empty(y.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ys = y[i0:i1]
+        series = 1 + ys * (alpha - 2) / 3 * (
+            1 + ys * (alpha - 3) / 4 * (1 + ys * (alpha - 4) / 5 * (1 + ys * (alpha - 5) / 6))
+        )
+        out[i0:i1] = math.log(alpha * (alpha - 1) / 2) + 2 * np.log(np.abs(ys)) + np.log(series)
+        # y < 0 (|y| <= q <= 1): φ = (1+y)^α − (1+αy), where 1 + αy may be of either sign
+        a, v = alpha * lm[:i0], 1 + alpha * y[:i0]
+        b = np.log(np.abs(v))
+        out[:i0] = np.where(v > 0, a + np.log(-np.expm1(np.minimum(b - a, 0.0))), np.logaddexp(a, b))
+        # y > 0: log(1 + αy) in log space (αy may overflow)
+        a, b = alpha * lm[i1:], np.logaddexp(0.0, math.log(alpha) + log_y[i1:])
+        out[i1:] = a + np.log(-np.expm1(np.minimum(b - a, 0.0)))
+    return out
+
+
+def _lse_rows(x: np.ndarray) -> np.ndarray:
+    """log Σ exp(x) along the last axis (plain NumPy)."""
+    top = np.max(x, axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.sum(np.exp(x - top), axis=-1)) + top[..., 0]
+
+
+def _lse(x: np.ndarray) -> float:
+    """log Σ exp(x) (plain NumPy: scipy's logsumexp costs ~1 ms per call)."""
+    top = float(np.max(x))
+    if not math.isfinite(top):
+        return top
+    return math.log(float(np.sum(np.exp(x - top)))) + top
 
 
 def _integral_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray | None:
-    """log E_{x~N(0,z²)}[((1−q) + q·e^{(2x−1)/(2z²)})^α] for each α by a Riemann sum in log space;
-    ``None`` when the grid would be too fine (tiny z)."""
+    """log E_{x~N(0,z²)}[(1 − q + q·r)^α], r = e^{(2x−1)/(2z²)}, for each (fractional) α by a Riemann sum in
+    log space on the standardised variable s = x/z; ``None`` when the grid would be too fine (tiny z).
+
+    Written as log1p(E[φ(q(r − 1))]) with φ(y) = (1+y)^α − 1 − αy ≥ 0 (E[r] = 1 exactly, so the linear
+    term is dropped rather than integrated): the result is ≥ 0 and keeps its relative accuracy when tiny.
+    """
     top = float(alphas.max())
-    lo = -_TAIL * z - 2.0
-    hi = top + _TAIL * z + 2.0  # the integrand's mass sits near x ≈ α (Gaussian tail of width z)
-    points = int(math.ceil((hi - lo) / (z / _POINTS_PER_SCALE))) + 1
-    if points > _MAX_POINTS:
+    s_lo = -_TAIL - 2.0 / z
+    s_hi = (top + 2.0) / z + _TAIL  # the integrand's mass sits near x ≈ α (Gaussian tail of width z)
+    span = (s_hi - s_lo) * _POINTS_PER_SCALE
+    if not span < _MAX_POINTS:
         return None
-    x = np.linspace(lo, hi, max(points, 2001))
-    lw = -0.5 * (x / z) ** 2
-    lw = lw - logsumexp(lw)
-    lr = (2 * x - 1) / (2 * z * z)
-    log_mix = np.logaddexp(math.log1p(-q), math.log(q) + lr) if q < 1 else lr
-    out = np.empty(alphas.size)
-    chunk = max(1, 4_000_000 // x.size)  # bounded memory
-    for k in range(0, alphas.size, chunk):
-        part = alphas[k : k + chunk]
-        out[k : k + chunk] = logsumexp(lw[None, :] + part[:, None] * log_mix[None, :], axis=1)
-    return out
+    s = np.linspace(s_lo, s_hi, max(int(math.ceil(span)) + 1, 2001))
+    lw = -0.5 * s * s
+    return mixture_log_moments(lw - logsumexp(lw), s / z - 0.5 / (z * z), q, alphas)  # log r at x = s·z
+
+
+def mixture_log_moments(log_weights: np.ndarray, log_ratio: np.ndarray, q: float, orders: np.ndarray) -> np.ndarray:
+    """log Σ_i w_i (1 − q + q·r_i)^α for each order α > 1: the Rényi moment of the q-mixture (1 − q)P + qQ
+    against P, by a quadrature with normalised weights w_i of P at points where r_i = Q/P = e^{``log_ratio``}.
+
+    Requires E_P[Q/P] = 1 (true for densities), so that with y = q(r − 1) the moment is
+    1 + E[φ(y)], φ(y) = (1+y)^α − 1 − αy ≥ 0: the linear term is dropped instead of integrated, the result is
+    ≥ 0 and keeps its relative accuracy when it is tiny (Mironov, Talwar, Zhang 2019, §3.3, for the moment).
+    Log-moments above 1e-2 are summed directly (no cancellation to fear there).  Shared by
+    :mod:`dpcore.accounting.modelmix` (Gaussian ⊛ uniform); not part of the public API.
+    """
+    lw, lr = np.asarray(log_weights, dtype=float), np.asarray(log_ratio, dtype=float)
+    order = np.argsort(lr, kind="stable")  # φ's pieces are located by bisection on y, increasing in r
+    lw, lr = lw[order], lr[order]
+    alphas = np.asarray(orders, dtype=float)
+    with np.errstate(over="ignore", divide="ignore"):
+        lm = lr if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + lr)  # log(1 + y)
+        y = q * np.expm1(np.minimum(lr, 700.0))
+        log_y = math.log(q) + lr + np.log1p(-np.exp(-np.maximum(lr, 1e-300)))  # log y where y > 0
+    chunks = max(1, alphas.size * lw.size // 2**21)  # bounded memory
+    plain = np.concatenate([_lse_rows(lw + part[:, None] * lm) for part in np.array_split(alphas, chunks)])
+    small = plain < _PLAIN_ENOUGH
+    plain[small] = [np.logaddexp(0.0, _lse(lw + _log_phi(y, lm, log_y, float(a)))) for a in alphas[small]]
+    return plain
 
 
 def _chord_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
     """Upper bound on log E[...^α] at fractional α by the chord between ⌊α⌋ and ⌈α⌉ (the log-moment is
     convex in α and 0 at α = 1), from the exact integer-order values."""
-    out = np.empty(alphas.size)
-    for i, a in enumerate(alphas):
-        k = math.floor(a)
-        left = 0.0 if k == 1 else _binomial_log_moment(k, q, z)
-        right = _binomial_log_moment(k + 1, q, z)
-        out[i] = left + (a - k) * (right - left)
-    return out
-
-
-def _binomial_log_moments(alphas: np.ndarray, q: float, z: float) -> np.ndarray:
-    """:func:`_binomial_log_moment` for many integer orders at once (one masked matrix)."""
-    top = int(alphas.max())
-    k = np.arange(top + 1, dtype=float)[None, :]
-    a = alphas.astype(float)[:, None]
-    log_1mq = math.log1p(-q) if q < 1 else -math.inf
-    with np.errstate(invalid="ignore", divide="ignore"):
-        terms = gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1) + k * math.log(q)
-        terms = terms + np.where(k < a, (a - k) * log_1mq, 0.0) + (k * k - k) / (2 * z * z)
-    terms = np.where(k <= a, terms, -np.inf)
-    return logsumexp(terms, axis=1)
+    floor = np.floor(alphas)
+    right = _binomial_log_moments(floor + 1, q, z)
+    left = np.zeros(alphas.size)
+    above = floor >= 2
+    if np.any(above):
+        left[above] = _binomial_log_moments(floor[above], q, z)
+    return left + (alphas - floor) * (right - left)
 
 
 def _poisson_rdp(a: np.ndarray, q: float, z: float) -> np.ndarray:
@@ -162,17 +246,29 @@ def subsampled_gaussian_rdp(
     sampling: str = "poisson",
     dataset_size: int | None = None,
     batch_size: int | None = None,
+    noise_convention: str = "standard",
 ) -> np.ndarray:
     """RDP ε(α) of ONE subsampled Gaussian step at each order (see the module docstring).
 
-    ``noise_multiplier`` z: noise std over the sensitivity of one record (add/remove for ``"poisson"``,
-    the replace-one sensitivity for ``"fixed"``... which for the sum of clipped terms is 2C: pass
-    z = noise_std / (2C) there).  ``"poisson"`` needs ``sample_rate`` q ∈ (0, 1]; ``"fixed"`` needs
-    ``dataset_size`` and ``batch_size`` (integers, batch ≤ n).
+    ``noise_multiplier`` σ: noise std σ·C on a sum of terms clipped to C (``noise_convention="standard"``, the
+    DP-SGD convention) or 2σC (``"replace_one"``, e.g. van Dijk et al.'s N(0, (2Cσ)²)), for both samplings.
+    The neighbouring relation is applied here (:func:`dpcore.accounting.events.effective_noise_multiplier`):
+    the Gaussian's multiplier is z = κσ against sensitivity C for ``"poisson"`` (add/remove-one) and
+    z = κσ/2 against 2C for ``"fixed"`` (replace-one).  ``"poisson"`` needs ``sample_rate`` q ∈ (0, 1];
+    ``"fixed"`` needs ``dataset_size`` and ``batch_size`` (integers, batch ≤ n).
     """
-    z = check_positive("noise_multiplier", noise_multiplier)
+    check_positive("noise_multiplier", noise_multiplier)
     check_sampling(sampling, allowed=RDP_SAMPLINGS)
+    z = effective_noise_multiplier(noise_multiplier, sampling, noise_convention)
+    if not MIN_NOISE <= z <= MAX_NOISE:
+        raise ValueError(
+            f"noise_multiplier must make the Gaussian's multiplier lie in [{MIN_NOISE:g}, {MAX_NOISE:g}], got "
+            f"noise_multiplier={noise_multiplier} (multiplier {z:g})"
+        )
     a = check_orders(orders)
+    for name, value in (("dataset_size", dataset_size), ("batch_size", batch_size)):
+        if value is not None:
+            check_positive_int(name, value)
     if sampling == "poisson":
         if sample_rate is None:
             raise ValueError("sample_rate must be given (a number in (0, 1]) for sampling='poisson'")
@@ -181,7 +277,7 @@ def subsampled_gaussian_rdp(
     b = check_positive_int("batch_size", batch_size)
     if b > n:
         raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
-    if sample_rate is not None and not math.isclose(float(sample_rate), b / n, rel_tol=1e-12):
+    if sample_rate is not None and not math.isclose(check_rate("sample_rate", sample_rate), b / n, rel_tol=1e-12):
         raise ValueError(f"sample_rate={sample_rate} disagrees with batch_size/dataset_size = {b}/{n}")
     return _fixed_rdp(a, z, n, b)
 
@@ -195,9 +291,13 @@ def rdp_curve(
     sampling: str = "poisson",
     dataset_size: int | None = None,
     batch_size: int | None = None,
+    noise_convention: str = "standard",
 ) -> np.ndarray:
-    """RDP of ``steps`` composed subsampled Gaussian steps at each order (Mironov 2017, Prop. 1)."""
+    """RDP of ``steps`` composed subsampled Gaussian steps at each order (Mironov 2017, Prop. 1); σ and
+    ``noise_convention`` as in :func:`subsampled_gaussian_rdp` (noise std σ·C by default, every sampling)."""
     steps = check_positive_int("steps", steps, minimum=0)
+    if steps > 10**300:
+        raise ValueError(f"steps must be an integer in [0, 1e300], got {steps:.3g}")
     one = subsampled_gaussian_rdp(
         orders,
         noise_multiplier=noise_multiplier,
@@ -205,6 +305,7 @@ def rdp_curve(
         sampling=sampling,
         dataset_size=dataset_size,
         batch_size=batch_size,
+        noise_convention=noise_convention,
     )
     return steps * one
 
@@ -224,14 +325,9 @@ def rdp_to_epsilon(
     delta = check_open_unit("delta", delta)
     check_choice("conversion", conversion, CONVERSIONS)
     a = check_orders(orders)
-    try:
-        r = np.asarray(rdp_values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"rdp_values must be a sequence of numbers, got {rdp_values!r}") from exc
+    r = as_real_array("rdp_values", rdp_values, low=0.0, allow_inf=True)
     if a.shape != r.shape:
         raise ValueError(f"orders and rdp_values must have the same length, got {a.size} and {r.size}")
-    if np.any(np.isnan(r)) or np.any(r < 0):
-        raise ValueError(f"rdp_values must be in [0, inf], got {rdp_values!r}")
     if conversion == "mironov":
         eps = r + math.log(1 / delta) / (a - 1)
     else:

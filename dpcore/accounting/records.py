@@ -18,9 +18,13 @@ sampling       adjacency    sensitivity of one step    accountant (default: rigo
                                                         adversary A_1 (:mod:`dpcore.accounting.shuffled`)
 =============  ===========  =========================  ============================================
 
-The effective noise multiplier is σ_eff = noise_std / (sensitivity · C).  The GDP central limit theorem
-(``method="gdp"``, Poisson or fixed) is approximate: it is used only when asked for by name and its
-:class:`AccountantChoice` says ``rigorous=False``.
+The effective noise multiplier is σ_eff = noise_std / (sensitivity · C): for the standard noise std σ·C with
+fixed-size batches or shuffling that is σ/2 (the same as :func:`dpcore.accounting.dpsgd.dpsgd_epsilon` with
+``sampling="fixed"``).  The GDP central limit theorem (``method="gdp"``, Poisson or fixed) is approximate: it
+is used only when asked for by name, and its :class:`AccountantChoice` and the returned ε say
+``rigorous=False``.  :func:`epsilon_for_record` returns a :class:`~dpcore.accounting.dpsgd.LabelledEpsilon`:
+a float that carries the accountant's description and whether it is rigorous (a shuffled run's says that
+the A_1 analysis produced it: :data:`SHUFFLE_NOTE`).
 
 ModelMix runs use :mod:`dpcore.accounting.modelmix` (Poisson, individual clipping, ℓ2 or ℓ2 + ℓ∞), or with
 ``modelmix="plain"`` the plain DP-SGD bound, which holds because mixing is post-processing of the noisy
@@ -45,14 +49,29 @@ import numpy as np
 from dp_accounting import pld
 
 from dpcore.accounting import fdp, gaussian, modelmix, shuffled
-from dpcore.accounting.dpsgd import APPROXIMATE, METHODS, PLD_GRID
+from dpcore.accounting.dpsgd import APPROXIMATE, METHODS, PLD_GRID, LabelledEpsilon
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.accounting.run_record import RunRecord
-from dpcore.validation import check_choice, check_open_unit
+from dpcore.validation import check_choice, check_nonnegative, check_open_unit, check_positive
 
-__all__ = ["AccountantChoice", "MODELMIX_MODES", "as_record", "choose_accountant", "epsilon_for_record"]
+__all__ = [
+    "AccountantChoice",
+    "LabelledEpsilon",
+    "MODELMIX_MODES",
+    "SHUFFLE_NOTE",
+    "as_record",
+    "choose_accountant",
+    "epsilon_for_record",
+]
 
 MODELMIX_MODES = ("amplified", "plain")
+#: The neighbouring relations an :class:`AccountantChoice` names ("-" for a non-private run).
+ADJACENCIES = ("-", "add/remove", "replace-one")
+#: How a shuffled run's ε is obtained, said wherever that ε is shown (the result's description, the CLI).
+SHUFFLE_NOTE = (
+    "sampling='shuffle' is accounted by van Dijk et al.'s A_1 analysis, not by a subsampling accountant "
+    "(usually far above the Poisson ε of the same σ, q and steps)"
+)
 _MAX_FRACTIONAL_RUNS = 8
 _MAX_PLD_RUNS = 16  # PLD composes one distribution per distinct rate (~0.5 s each)
 _INTEGER_ORDERS = tuple(float(a) for a in range(2, 257))
@@ -79,6 +98,17 @@ class AccountantChoice:
     description: str
     method: str = ""
     rigorous: bool = True
+
+    def __post_init__(self) -> None:
+        check_choice("name", self.name, tuple(_METHODS))
+        check_choice("adjacency", self.adjacency, ADJACENCIES)
+        check_positive("sensitivity", self.sensitivity, allow_inf=True)
+        check_nonnegative("noise_multiplier", self.noise_multiplier)
+        if not isinstance(self.description, str):
+            raise ValueError(f"description must be a string, got {self.description!r}")
+        check_choice("method", self.method, ("", *_METHODS["none"]))
+        if not isinstance(self.rigorous, bool):
+            raise ValueError(f"rigorous must be True or False, got {self.rigorous!r}")
 
 
 def as_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
@@ -189,7 +219,7 @@ def choose_accountant(
         "replace-one",
         2.0,
         sigma,
-        "shuffled batches: G_{sqrt(E)/σ} against the labelled adversary A_1 (van Dijk et al., Generalizing "
+        SHUFFLE_NOTE + ": G_{sqrt(E)/σ} against the labelled adversary A_1 (van Dijk et al., Generalizing "
         "DP-SGD with Shuffling and Batch Clipping, Thm F.1, g = 1); an upper bound for the standard adversary",
         m,
     )
@@ -239,8 +269,13 @@ def _fixed_epsilon(sigma: float, sizes: tuple[int, ...], n: int, delta: float, m
         mu = math.sqrt(sum(fdp.clt_mu(sigma, b / n, c, "fixed") ** 2 for b, c in runs))
         return gaussian.epsilon_from_mu(mu, delta)
     a = np.asarray(RDP_ORDERS, dtype=float)
+    # σ here is σ_eff = noise_std / (2C), the multiplier against the replace-one sensitivity: in the library's
+    # σ vocabulary that is noise_convention="replace_one" (std 2C·σ_eff), whose Gaussian multiplier is σ_eff itself
     total = sum(
-        c * subsampled_gaussian_rdp(a, noise_multiplier=sigma, sampling="fixed", dataset_size=n, batch_size=b)
+        c
+        * subsampled_gaussian_rdp(
+            a, noise_multiplier=sigma, sampling="fixed", dataset_size=n, batch_size=b, noise_convention="replace_one"
+        )
         for b, c in runs
     )
     return rdp_to_epsilon(a, total, delta, conversion="mironov" if method == "rdp-mironov" else "balle")
@@ -279,17 +314,24 @@ def _modelmix_epsilon(rec: RunRecord, sigma: float, delta: float, method: str) -
 
 def epsilon_for_record(
     record: RunRecord | Mapping[str, Any], delta: float, *, method: str | None = None, modelmix: str = "amplified"
-) -> float:
+) -> LabelledEpsilon:
     """ε at ``delta`` of the run described by ``record`` (a :class:`RunRecord`, or a dict validated into one).
 
     ``method``: ``None`` picks the accountant's rigorous default (PLD for Poisson, RDP for fixed-size and
     ModelMix runs, the A_1 trade-off for shuffled runs); ``"gdp"`` (approximate) only when asked for by
-    name.  ``modelmix="plain"`` accounts a ModelMix run as plain DP-SGD (post-processing).  Raises
+    name.  ``modelmix="plain"`` accounts a ModelMix run as plain DP-SGD (post-processing).  The result is a
+    :class:`~dpcore.accounting.dpsgd.LabelledEpsilon`: a float whose ``rigorous``/``label`` and ``description``
+    (the :class:`AccountantChoice`'s) travel with the value, so an approximate ε says so.  Raises
     ``ValueError`` for an invalid record and for combinations no accountant here covers.
     """
     delta = check_open_unit("delta", delta)
     rec = as_record(record)
     choice = choose_accountant(rec, method=method, modelmix=modelmix)
+    value = _record_epsilon(rec, choice, delta)
+    return LabelledEpsilon(value, rigorous=choice.rigorous, method=choice.method, description=choice.description)
+
+
+def _record_epsilon(rec: RunRecord, choice: AccountantChoice, delta: float) -> float:
     if choice.name == "none":
         return math.inf
     if rec.steps == 0:

@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpcore.accounting.events import check_sampling
-from dpcore.accounting.mixture import GaussianMixture, convolve_power
+from dpcore.accounting.mixture import MAX_COMPONENTS, GaussianMixture, convolve_power
 from dpcore.validation import check_choice, check_positive, check_positive_int
 
 __all__ = [
@@ -119,6 +119,31 @@ def shuffle_collision_pmf(N: int, s: int, g: int) -> np.ndarray:
     return out
 
 
+def _sum_width(pmf: np.ndarray, n: int) -> float:
+    """Estimated number of entries above 1e-300 of the pmf of a sum of ``n`` iid copies of an integer variable
+    with pmf ``pmf`` (on 0, 1, …): the smaller of its span and a Gaussian estimate (±40 sd: Φ(−40) < 1e-300)."""
+    k = np.arange(pmf.size)
+    w = pmf / pmf.sum()
+    var = float(np.dot(w, k * k) - np.dot(w, k) ** 2)
+    return min(n * (pmf.size - 1) + 1.0, 80.0 * math.sqrt(max(n * var, 0.0)) + pmf.size)
+
+
+def _check_epochs(E: int, width) -> None:
+    """Refuse an E whose exact mixture would have more than ``MAX_COMPONENTS`` components (``width(E)``
+    estimates it), naming the largest E this setting allows (bisection on the estimate)."""
+    if width(E) <= MAX_COMPONENTS:
+        return
+    lo, hi = 0, E
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if width(mid) <= MAX_COMPONENTS else (lo, mid)
+    raise ValueError(
+        f"E={E} epochs is too large for the exact A_1 mixture of this setting: it would have about {width(E):.3g} "
+        f"components (at most {MAX_COMPONENTS}); E must be in [1, {lo}] here (shuffling with g = 1 is the closed "
+        "form G_{√E/σ} at any E)"
+    )
+
+
 def mixture_tradeoff(
     sampling: str,
     *,
@@ -141,6 +166,10 @@ def mixture_tradeoff(
     * fixed (subsampling without replacement): ⌊N/(ms)⌋·E independent rounds (``round_count="floor"``,
       Algorithm 1 with the remainder dropped) or round(E·N/(ms)) (``"paper"``, the count of the paper's
       App. E); per round L ~ :func:`subsampling_round_pmf`, c² = Σ L² (for g = 1 or m = 1 a binomial).
+
+    Bounded time: except for the closed form (shuffling, g = 1: any E), an E whose exact mixture would have
+    more than :data:`~dpcore.accounting.mixture.MAX_COMPONENTS` components is refused with a ``ValueError``
+    that names E and the largest E of the setting (e.g. E = 10⁹ epochs).
     """
     check_sampling(sampling, allowed=("fixed", "shuffle"))
     sigma = check_positive("sigma", sigma)
@@ -150,6 +179,8 @@ def mixture_tradeoff(
     m = check_positive_int("m", m)
     g = check_positive_int("g", g)
     check_choice("round_count", round_count, ("floor", "paper"))
+    if epoch_pmf is not None and not callable(epoch_pmf):
+        raise ValueError(f"epoch_pmf must be None or a callable (n_used, s, g) -> pmf, got {epoch_pmf!r}")
     rounds = rounds_per_epoch(N, m * s)
     if g > N:
         raise ValueError(f"g must be <= N, got g={g}, N={N}")
@@ -159,25 +190,30 @@ def mixture_tradeoff(
         if m == 1:
             n_used = rounds * s
             pmf = np.concatenate([[0.0], (shuffle_collision_pmf if epoch_pmf is None else epoch_pmf)(n_used, s, g)])
+            _check_epochs(E, lambda e: _sum_width(pmf, e))
             epoch = GaussianMixture.from_pmf(pmf, sigma)
             return epoch.power_of(E) if E > 1 else epoch
         if g == 2:
             p1 = (s - 1) / (N - 1)
             p4 = (m - 1) * s / (N - 1)
             pmf = np.array([0.0, p1, 1.0 - p1 - p4, 0.0, p4])
+            _check_epochs(E, lambda e: _sum_width(pmf, e))
             epoch = GaussianMixture.from_pmf(pmf, sigma)
             return epoch.power_of(E) if E > 1 else epoch
         raise ValueError("exact q_E for shuffling with m > 1 is implemented for g <= 2 only; use tradeoff_bounds")
-    total_rounds = rounds * E if round_count == "floor" else int(round(E * N / (m * s)))
-    if g == 1:
-        return GaussianMixture.binomial(total_rounds, m * s / N, sigma)
-    if m == 1:
-        q1, _ = batch_clipping_q(N, s, g)
-        return GaussianMixture.binomial(total_rounds, q1, sigma)
+
+    def total_rounds(e: int) -> int:
+        return rounds * e if round_count == "floor" else max(1, int(round(e * N / (m * s))))
+
+    if g == 1 or m == 1:
+        p = m * s / N if g == 1 else batch_clipping_q(N, s, g)[0]
+        _check_epochs(E, lambda e: _sum_width(np.array([1.0 - p, p]), total_rounds(e)))
+        return GaussianMixture.binomial(total_rounds(E), p, sigma)
     qk = subsampling_round_pmf(N, g, s, m)
     kmax = len(qk) - 1
     pmf_c2 = np.zeros(kmax * kmax + 1)  # support k² for k = 0..kmax
     for k, p in enumerate(qk):
         pmf_c2[k * k] += p
-    pmf, offset, dropped = convolve_power(pmf_c2, total_rounds)
+    _check_epochs(E, lambda e: _sum_width(pmf_c2, total_rounds(e)))
+    pmf, offset, dropped = convolve_power(pmf_c2, total_rounds(E))
     return GaussianMixture.from_pmf(pmf, sigma, offset=offset, tail=dropped)

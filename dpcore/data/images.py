@@ -179,6 +179,8 @@ def load_cifar10(
     images, labels = arrays["images"], arrays["labels"]
     if images.dtype != np.uint8 or images.shape[1:] != (32, 32, 3) or len(images) != len(labels):
         raise DataError(f"CIFAR-10 {split}: decoded arrays have shape {images.shape} / {labels.shape}")
+    if labels.size and not (labels.min() >= 0 and labels.max() < len(CIFAR10_CLASSES)):
+        raise DataError(f"CIFAR-10 {split}: labels outside [0, {len(CIFAR10_CLASSES)}) in the decoded arrays")
     _check_rows(f"CIFAR-10 {split}", len(images), spec)
     return images, labels
 

@@ -128,9 +128,18 @@ def _parse(path: Path, text: str) -> dict[str, Dataset]:
     return out
 
 
+_WHAT_TO_DO = "point DPCORE_MANIFEST (or manifest=) at a manifest JSON file such as the checkout's data/manifest.json"
+
+
 @lru_cache(maxsize=8)
 def _load_cached(path: str, size: int, mtime_ns: int, ctime_ns: int) -> dict[str, Dataset]:
-    return _parse(Path(path), Path(path).read_text(encoding="utf-8"))
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ManifestError(
+            f"{path}: cannot read the data manifest ({type(exc).__name__}: {exc}); {_WHAT_TO_DO}"
+        ) from exc
+    return _parse(Path(path), text)
 
 
 def load_manifest(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
@@ -142,5 +151,8 @@ def load_manifest(path: str | os.PathLike | None = None) -> dict[str, Dataset]:
     try:
         st = path.stat()
     except OSError as exc:
-        raise ManifestError(f"{path}: cannot read the data manifest ({exc})") from exc
+        raise ManifestError(f"{path}: cannot read the data manifest ({exc}); {_WHAT_TO_DO}") from exc
+    if not path.is_file():
+        what = "a directory" if path.is_dir() else "not a regular file"
+        raise ManifestError(f"{path}: the data manifest must be a JSON file, and this is {what}; {_WHAT_TO_DO}")
     return _load_cached(str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns)

@@ -72,6 +72,8 @@ def load_libsvm(
 
     arrays = cached_arrays(find_entry(name, relative, manifest), split, ("x", "y"), parse, root)
     x, y = arrays["x"], arrays["y"]
+    if x.ndim != 2 or y.shape != (len(x),) or not np.isin(y, (0, 1)).all():
+        raise DataError(f"{name} {split}: decoded arrays have shapes {x.shape} / {y.shape} or labels outside {{0, 1}}")
     if spec.get("rows") is not None and len(x) != spec["rows"]:
         raise DataError(f"{name} {split}: {len(x)} rows, the manifest says {spec['rows']}")
     return x, y

@@ -78,9 +78,21 @@ def _list(args: argparse.Namespace) -> int:
         if args.profile is None:
             continue
         store = Store.default(args.profile, name, results_root=args.results)
-        for run in exp.runs(args.profile, store.load):
-            status = "waiting" if not run.ready else ("done" if store.result_path(run.config).exists() else "todo")
+        notes: list[str] = []
+
+        def finished(config, store=store, notes=notes):  # an unreadable result: a run to train again, with a note
+            return store.finished(config, notes.append)
+
+        for run in exp.runs(args.profile, finished):
+            if not run.ready:
+                status = "waiting"
+            elif finished(run.config) is not None:
+                status = "done"
+            else:
+                status = "broken" if store.result_path(run.config).exists() else "todo"
             print(f"  {status:<7} {run.name}")
+        for message in dict.fromkeys(notes):
+            print(f"  note: {message}")
     return 0
 
 

@@ -24,7 +24,14 @@ from dataclasses import MISSING, asdict, dataclass, fields, replace
 from typing import Any
 
 from dpcore.models import MODELS
-from dpcore.training.config import CLIPPINGS, NOISE_CONVENTIONS, TrainConfig
+from dpcore.training.config import (
+    AUTHORS_SAMPLINGS,
+    CLIP_SCOPES,
+    CLIPPINGS,
+    NOISE_CONVENTIONS,
+    NOISE_PLACEMENTS,
+    TrainConfig,
+)
 from dpcore.training.modelmix import GAP_RULES, ModelMixConfig
 from dpcore.training.persample import ENGINES
 from dpcore.training.sampling import SAMPLINGS
@@ -32,12 +39,14 @@ from dpcore.validation import check_choice, check_nonnegative, check_positive, c
 
 __all__ = [
     "RunConfig", "config_hash", "canonical_json", "LR_RULES", "EVAL_SPLITS", "DEVICES", "PROFILES", "CLIENT_DATA",
-    "STEP_SCALINGS",
+    "STEP_SCALINGS", "CLIP_SCOPES", "NOISE_PLACEMENTS",
 ]  # fmt: skip
 
 #: ``"constant"``: η = lr; ``"decay_on_drop"``: paper 003 App. H, η ×= lr_decay after an epoch whose
-#: accuracy on the evaluated split dropped
-LR_RULES = ("constant", "decay_on_drop")
+#: accuracy on the evaluated split dropped; ``"decay_on_no_improvement"``: the paper-003 authors' code, η ×= lr_decay
+#: after an epoch whose accuracy did not improve (ties decay), from the third epoch on
+#: (:class:`~dpcore.training.schedules.DecayOnNoImprovement`, issue 21)
+LR_RULES = ("constant", "decay_on_drop", "decay_on_no_improvement")
 #: the split evaluated every epoch (and watched by ``decay_on_drop``)
 EVAL_SPLITS = ("test", "validation")
 DEVICES = ("auto", "cpu", "cuda")
@@ -98,6 +107,11 @@ class RunConfig:
       averaged update; ``()``: no ModelMix), ``modelmix_gap_rule`` ("exact" or "paper"), ``linf_p`` the
       ℓ∞ truncation p of Algorithm 2 (``None``: ℓ2 clipping only), ``train_eval_size`` (> 0: also log the
       loss and accuracy on that many training examples, a seeded random subset, at every evaluation).
+    * Paper 002's named modes (issue 22, the authors' ScatterNet code): ``normalization`` ("groupnorm": the model's
+      GroupNorm, no privacy cost; "private_bn": Tramèr-Boneh's private data normalisation of the training features,
+      two Gaussian releases with noise multiplier ``bn_noise_multiplier``, composed with the training ε by
+      :func:`dpcore.training.private_norm.composed_epsilon`), ``eval_previous`` (also evaluate ModelMix's previous
+      iterate w_{k−1} at every evaluation: the authors' ``max(test_acc, test_acc2)``, an extra labelled metric).
     """
 
     dataset: str
@@ -135,6 +149,10 @@ class RunConfig:
     # paper 000 (issue 21): how a client's step uses U = Σ clipped + noise: "sum" (η̄·U, the trainer's reading of
     # Algorithm 4) or "mean" (η̄·U/s_i: §2's "scaling the step size inversely with s_i"); see _check_p000
     step_scaling: str = "sum"
+    # paper 003 (issue 21): the authors' practices as named modes; the defaults are Algorithm 1 as printed
+    # (see dpcore.training.config.CLIP_SCOPES / NOISE_PLACEMENTS and _check_p003)
+    clip_scope: str = "global"
+    noise_placement: str = "algorithm1"
     # paper 002 (issue 14): Xiao, Wan, Devadas (ModelMix), Algorithms 1-2 and Appendix E; the defaults
     # reproduce the runs above (no step count, plain SGD, no ModelMix, ℓ2 clipping, no training-loss log)
     steps: int | None = None
@@ -143,6 +161,11 @@ class RunConfig:
     modelmix_gap_rule: str = "exact"
     linf_p: int | None = None
     train_eval_size: int = 0
+    # paper 002 (issue 22): the authors' ScatterNet settings as named modes; the defaults are the runs above
+    # (GroupNorm on the features, no evaluation of ModelMix's previous iterate); see _check_paper002
+    normalization: str = "groupnorm"
+    bn_noise_multiplier: float = 0.0
+    eval_previous: bool = False
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -210,6 +233,7 @@ class RunConfig:
         if self.max_physical_batch is not None:
             set_(self, "max_physical_batch", check_positive_int("max_physical_batch", self.max_physical_batch))
         _check_p000(self)
+        _check_p003(self)
         self._check_paper002()
 
     def _check_paper002(self) -> None:
@@ -240,6 +264,34 @@ class RunConfig:
                 f"train_eval_size must be <= the {self.train_size - self.validation_size} training examples, "
                 f"got {self.train_eval_size}"
             )
+        self._check_paper002_modes()
+
+    def _check_paper002_modes(self) -> None:
+        """Validate the issue-22 modes: ``normalization`` ("groupnorm"; "private_bn" = Tramèr-Boneh's private data
+        normalisation, :mod:`dpcore.training.private_norm`, with σ = ``bn_noise_multiplier`` > 0, only for
+        ``model="scatter_cnn"`` with ``model_kwargs`` norm="standardize", and the other way round) and
+        ``eval_previous`` (a ModelMix run only)."""
+        check_choice("normalization", self.normalization, NORMALIZATIONS)
+        sigma_bn = check_nonnegative("bn_noise_multiplier", self.bn_noise_multiplier)
+        object.__setattr__(self, "bn_noise_multiplier", sigma_bn)
+        standardize = self.model == "scatter_cnn" and dict(self.model_kwargs).get("norm") == "standardize"
+        if self.normalization == "private_bn":
+            if self.bn_noise_multiplier == 0.0:
+                raise ValueError("bn_noise_multiplier must be in (0, inf) with normalization='private_bn', got 0.0")
+            if not standardize:
+                raise ValueError("normalization='private_bn' needs model='scatter_cnn' with model_kwargs "
+                                 "norm='standardize'")  # fmt: skip
+        else:
+            if self.bn_noise_multiplier != 0.0:
+                raise ValueError(f"bn_noise_multiplier must be 0 unless normalization='private_bn', "
+                                 f"got {self.bn_noise_multiplier}")  # fmt: skip
+            if standardize:
+                raise ValueError("model_kwargs norm='standardize' needs normalization='private_bn' (its statistics "
+                                 "are released by that mechanism)")  # fmt: skip
+        if not isinstance(self.eval_previous, bool):
+            raise ValueError(f"eval_previous must be True or False, got {self.eval_previous!r}")
+        if self.eval_previous and not self.modelmix_tau:
+            raise ValueError("eval_previous=True needs a ModelMix run (modelmix_tau): only ModelMix keeps w_{k-1}")
 
     # ---- derived ------------------------------------------------------------------------
     @property
@@ -279,7 +331,8 @@ class RunConfig:
             lr = self.lr
         else:
             metric = f"{self.eval_split}_accuracy"
-            lr = {"kind": "decay_on_metric_drop", "lr0": self.lr, "factor": self.lr_decay, "metric": metric}
+            kind = "decay_on_metric_drop" if self.lr_rule == "decay_on_drop" else "decay_on_no_improvement"
+            lr = {"kind": kind, "lr0": self.lr, "factor": self.lr_decay, "metric": metric}
         mix = None
         if self.modelmix_tau:
             mix = ModelMixConfig(tau_ratio=[tuple(p) for p in self.modelmix_tau], gap_rule=self.modelmix_gap_rule)
@@ -305,6 +358,8 @@ class RunConfig:
             max_physical_batch=self.max_physical_batch,
             seed=self.seed,
             device=self.device,
+            clip_scope=self.clip_scope,
+            noise_placement=self.noise_placement,
         )
 
     # ---- (de)serialisation ---------------------------------------------------------------
@@ -325,6 +380,10 @@ class RunConfig:
         """A copy with ``changes`` applied (validated again)."""
         return replace(self, **changes)
 
+
+#: paper 002 (issue 22): input normalisation of the ScatterNet CNN: its GroupNorm, or Tramèr-Boneh's private data
+#: normalisation (noisy per-channel mean and variance, :mod:`dpcore.training.private_norm`)
+NORMALIZATIONS = ("groupnorm", "private_bn")
 
 #: paper 000 (issue 13): how n clients get their data: "replicate" (each client holds the whole training set,
 #: i.i.d. copies; the paper's N_c is the full set) or "split" (disjoint seeded shards of N/n examples)
@@ -352,6 +411,31 @@ def _check_p000(cfg: RunConfig) -> None:
         raise ValueError(f"lr_beta > 0 (inverse-time step size) needs lr_rule='constant', got {cfg.lr_rule!r}")
     if cfg.client_data == "split" and cfg.train_size is not None and cfg.train_size - cfg.validation_size < cfg.clients:
         raise ValueError(f"client_data='split' needs at least clients={cfg.clients} training examples")
+
+
+def _check_p003(cfg: RunConfig) -> None:
+    """Validate the paper-003 modes of ``cfg`` (issue 21): ``clip_scope`` (whole vector or per parameter tensor) and
+    ``noise_placement`` (Algorithm 1 or one of the authors' code versions).  Each mode's source, with the commit,
+    file and line of the authors' repository, is in :data:`dpcore.training.config.CLIP_SCOPES` /
+    :data:`~dpcore.training.config.NOISE_PLACEMENTS`; its run record reports the clip norm and σ of the mechanism
+    that ran (C·√k for k tensors; σ/m, σ/(2|S_b|) for the placements that shrink the noise), so the accountants'
+    ε is that of the noise that reached the clipped sum, never the nominal σ's."""
+    check_choice("clip_scope", cfg.clip_scope, CLIP_SCOPES)
+    check_choice("noise_placement", cfg.noise_placement, NOISE_PLACEMENTS)
+    if cfg.clip_scope == "global" and cfg.noise_placement == "algorithm1":
+        return
+    mode = f"clip_scope={cfg.clip_scope!r}, noise_placement={cfg.noise_placement!r}"
+    if not cfg.private:
+        raise ValueError(f"{mode} are modes of a private run, got clipping='none'")
+    if cfg.clients != 1 or cfg.modelmix_tau or cfg.linf_p is not None:
+        raise ValueError(f"{mode} are modes of the single-client trainer without ModelMix or linf_p")
+    if cfg.noise_placement == "algorithm1":
+        return
+    if cfg.sampling not in AUTHORS_SAMPLINGS:
+        raise ValueError(f"noise_placement={cfg.noise_placement!r} needs sampling in {AUTHORS_SAMPLINGS}, "
+                         f"got {cfg.sampling!r}")  # fmt: skip
+    if cfg.noise_placement == "bc_divided_by_batch" and cfg.clipping != "batch":
+        raise ValueError(f"noise_placement='bc_divided_by_batch' is for clipping='batch', got {cfg.clipping!r}")
 
 
 def canonical_json(obj: Any) -> str:

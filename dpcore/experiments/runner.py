@@ -8,7 +8,11 @@ split, the run record, ε under the experiment's accountants, wall time, device,
 dpcore version and git commit -- is written atomically once the run finished.
 
 :func:`run_experiment` repeats: plan, pick the first ready run without a result, run it; so runs whose
-configuration depends on earlier results (a C tuned on a validation split) become ready on the way.
+configuration depends on earlier results (a C tuned on a validation split) become ready on the way.  A result
+file that cannot be read (truncated, empty) is an unfinished run: the runner says so and trains it again.  A
+checkpoint is resumed only if it is readable and continues this run: same configuration, same training data and
+same model (:mod:`dpcore.training.integrity`); otherwise a ``CheckpointError`` names the file and how to start
+over (delete its folder, or ``--force``).  ``--only`` globs that match no run are refused.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from dpcore.experiments.registry import Experiment, PlannedRun, get
 from dpcore.experiments.store import RESULT_FORMAT, Store, atomic_torch_save
 from dpcore.models import build_model
 from dpcore.paths import repo_root
+from dpcore.training.integrity import CheckpointError, read_checkpoint, resume_from
 from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer, make_classification_eval
 from dpcore.validation import check_positive_int
@@ -193,6 +198,24 @@ def default_trainer(cfg: RunConfig, data: Any) -> Trainer:
     return Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
 
 
+def _resume(trainer: Any, ckpt: Path, digest: str) -> tuple[float, int]:
+    """Load the run's checkpoint into ``trainer``: (seconds trained before, sessions so far + 1).
+
+    An unreadable file, a checkpoint of another run, or one whose trainer state is of other data or another model
+    (:meth:`dpcore.training.Trainer.load_state_dict`) is a :class:`~dpcore.training.integrity.CheckpointError`
+    naming the file and how to start over.
+    """
+    remedy = f"delete {ckpt.parent} (or run with --force) to train this run from scratch"
+    state = read_checkpoint(ckpt, remedy=remedy)
+    if state.get("format") != CHECKPOINT_FORMAT or state.get("hash") != digest:
+        raise CheckpointError(f"{ckpt} is not a format-{CHECKPOINT_FORMAT} checkpoint of run {digest}; {remedy}")
+    shapes = (("trainer", dict), ("elapsed", (int, float)), ("sessions", int))
+    if not all(isinstance(state.get(key), kind) for key, kind in shapes):
+        raise CheckpointError(f"{ckpt} lacks the trainer state, elapsed time or session count; {remedy}")
+    resume_from(trainer, state["trainer"], ckpt, remedy)
+    return float(state["elapsed"]), int(state["sessions"]) + 1
+
+
 def run_one(
     experiment: Experiment,
     planned: PlannedRun,
@@ -215,11 +238,7 @@ def run_one(
     trainer = (experiment.trainer or default_trainer)(cfg, data)
     elapsed_before, sessions = 0.0, 1
     if ckpt.exists():
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-        if state.get("format") != CHECKPOINT_FORMAT or state.get("hash") != digest:
-            raise ValueError(f"{ckpt} is not a format-{CHECKPOINT_FORMAT} checkpoint of run {digest}")
-        trainer.load_state_dict(state["trainer"])
-        elapsed_before, sessions = float(state["elapsed"]), int(state["sessions"]) + 1
+        elapsed_before, sessions = _resume(trainer, ckpt, digest)
     bar = Progress(
         planned.name, trainer.total_steps, trainer.step_index, cfg.epochs, mode=progress, stream=stream,
         metric=cfg.eval_split, evals_per_epoch=cfg.evals_per_epoch,
@@ -283,11 +302,20 @@ def select(
     """Runs whose name matches any of the shell globs ``only`` (all runs if ``None``), in plan order.
 
     ``dependencies=True`` adds the runs that selected runs wait for (their ``waits_for`` names or globs),
-    transitively, so that ``--only <cell>`` also runs the tuning the cell needs.
+    transitively, so that ``--only <cell>`` also runs the tuning the cell needs.  A glob that matches no run
+    (a typo would otherwise select nothing and "succeed") is a ``ValueError`` naming it.
     """
     if only is None:
         return list(plan)
     globs = [only] if isinstance(only, str) else list(only)
+    if not globs or not all(isinstance(g, str) and g.strip() for g in globs):
+        raise ValueError(f"only must be None or non-empty run-name globs, got {only!r}")
+    names = [r.name for r in plan]
+    for g in globs:
+        if not any(fnmatch.fnmatchcase(n, g) for n in names):
+            near = [n for n in names if g.strip("*?[]") and g.strip("*?[]") in n][:5]
+            hint = f"; did you mean {', '.join(near)}?" if near else f"; run names look like {', '.join(names[:3])}"
+            raise ValueError(f"only: {g!r} matches no run of the plan ({len(names)} runs){hint}")
     chosen = {r.name for r in plan if any(fnmatch.fnmatchcase(r.name, g) for g in globs)}
     while dependencies:
         wanted = {g for r in plan if r.name in chosen for g in r.waits_for}
@@ -321,14 +349,23 @@ def run_experiment(
     out = stream if stream is not None else sys.stderr
     trained: dict[str, Outcome] = {}
     selected: set[str] = set()
+    said: set[str] = set()
+
+    def report(message: str) -> None:  # once per message: the plan is looked at again after every run
+        if message not in said:
+            said.add(message)
+            print(f"[{exp.name}/{profile}] {message}", file=out, flush=True)
+
+    def finished(config: RunConfig) -> dict[str, Any] | None:  # an unreadable result file is an unfinished run
+        return store.finished(config, report)
+
     while True:
-        full = exp.runs(profile, store.load)
+        full = exp.runs(profile, finished)
         plan = select(full, only, dependencies=True)
         selected |= {r.name for r in plan}
         todo = [
             r for r in plan
-            if r.ready and config_hash(r.config) not in trained
-            and (force or not store.result_path(r.config).exists())
+            if r.ready and config_hash(r.config) not in trained and (force or finished(r.config) is None)
         ]  # fmt: skip
         if not todo:
             break

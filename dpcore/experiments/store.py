@@ -5,7 +5,10 @@
   rewritten after every epoch.
 
 Both are written to a temporary file in the same folder and moved into place with :func:`os.replace`,
-so a killed process leaves either the old file or the new one, never a partial one.
+so a killed process leaves either the old file or the new one, never a partial one.  A result file damaged
+otherwise (truncated by a copy, emptied, a directory in its place) is refused by :meth:`Store.load` with a
+:class:`ResultFileError` naming it and what to do; the runner reads it through :meth:`Store.finished`, which
+counts it as an unfinished run (said on the runner's stream) so that the run is trained again.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,8 @@ from dpcore.validation import check_choice
 
 __all__ = [
     "RESULT_FORMAT",
+    "ResultFileError",
+    "read_result_file",
     "Store",
     "default_results_root",
     "default_checkpoints_root",
@@ -112,6 +117,30 @@ def atomic_torch_save(path: str | os.PathLike, obj: Any) -> Path:
     return path
 
 
+class ResultFileError(ValueError):
+    """A result file exists but cannot be read as a result (truncated, not JSON, a directory, ...): the message names
+    the file and what to do."""
+
+
+def read_result_file(path: str | os.PathLike) -> dict[str, Any]:
+    """The JSON object in the result file ``path``; :class:`ResultFileError` naming it if it is not one."""
+    path = Path(path)
+    remedy = ("delete it to have the runner train the run again, or restore the committed copy with "
+              f"`git checkout -- {path}`")  # fmt: skip
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultFileError(f"result file {path} is unreadable ({type(exc).__name__}: {exc}); {remedy}") from exc
+    try:
+        result = json.loads(text)
+    except json.JSONDecodeError as exc:
+        what = "empty" if not text.strip() else f"not valid JSON, truncated? ({exc})"
+        raise ResultFileError(f"result file {path} is {what}; {remedy}") from exc
+    if not isinstance(result, dict):
+        raise ResultFileError(f"result file {path} holds a JSON {type(result).__name__}, not a result object; {remedy}")
+    return result
+
+
 @dataclass(frozen=True)
 class Store:
     """The result and checkpoint folders of one (profile, experiment)."""
@@ -151,16 +180,31 @@ class Store:
         return self.checkpoint_dir(config) / "state.pt"
 
     def load(self, config: RunConfig) -> dict[str, Any] | None:
-        """The finished result of ``config`` or ``None``; ``ValueError`` if the file is not this run's."""
+        """The finished result of ``config`` or ``None``; :class:`ResultFileError` if the file cannot be read (e.g.
+        truncated) and ``ValueError`` if it is not this run's, both naming the file."""
         path = self.result_path(config)
         if not path.exists():
             return None
-        result = json.loads(path.read_text())
+        result = read_result_file(path)
         if result.get("format") != RESULT_FORMAT or result.get("hash") != config_hash(config):
             raise ValueError(f"{path} is not a format-{RESULT_FORMAT} result of configuration {config_hash(config)}")
-        if RunConfig.from_dict(result["config"]) != config:
+        try:
+            stored = RunConfig.from_dict(result["config"]) if isinstance(result.get("config"), dict) else None
+        except ValueError as exc:
+            raise ValueError(f"{path}: the stored configuration is invalid ({exc})") from exc
+        if stored != config:
             raise ValueError(f"{path}: the stored configuration does not match its hash")
         return result
+
+    def finished(self, config: RunConfig, report: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+        """Like :meth:`load`, but a result file that cannot be read (:class:`ResultFileError`) counts as unfinished:
+        ``None``, and ``report(message)`` (if given) says which file and that the run will be trained again."""
+        try:
+            return self.load(config)
+        except ResultFileError as exc:
+            if report is not None:
+                report(f"{exc} -- treating the run as unfinished: it will be trained again and the file replaced")
+            return None
 
     def write(self, result: Mapping[str, Any]) -> Path:
         """Write a finished result (``result["config"]`` names the file; NaN/∞ encoded by :func:`encode_nonfinite`)."""
@@ -173,5 +217,5 @@ class Store:
         """Every result file of this (profile, experiment), sorted by run name."""
         if not self.results_dir.exists():
             return []
-        out = [json.loads(p.read_text()) for p in sorted(self.results_dir.glob("*.json"))]
+        out = [read_result_file(p) for p in sorted(self.results_dir.glob("*.json"))]
         return sorted(out, key=lambda r: r.get("run", ""))

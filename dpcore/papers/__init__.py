@@ -7,7 +7,10 @@ implies, or cites) with their location, tolerance and errata.  Packages: ``p000_
 (published ε of earlier work: Abadi et al. 2016, TF Privacy, Opacus, jax_privacy).
 
 :func:`all_specs` gathers every package's specifications; ``make figures`` writes
-``figures/ERRATA.md`` from them and the tests check that their keys are unique.
+``figures/ERRATA.md`` from them and the tests check that their keys are unique.  Each ``claims.py``
+also says which notebook checks which of its specifications (``NOTEBOOKS``, a tuple of
+:class:`~dpcore.claims.NotebookClaims`: :func:`notebook_claims`) and may name its paper (``TITLE``:
+:func:`titles`), which the scorecard uses.
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from dpcore.claims import ClaimSpec
+from dpcore.claims import ClaimSpec, NotebookClaims
 
-__all__ = ["all_specs", "claims_modules"]
+__all__ = ["all_specs", "claims_modules", "notebook_claims", "titles"]
 
 
 def claims_modules() -> list[str]:
@@ -53,3 +56,49 @@ def all_specs() -> tuple[ClaimSpec, ...]:
             seen[ident] = name
             specs.append(spec)
     return tuple(specs)
+
+
+def notebook_claims() -> tuple[NotebookClaims, ...]:
+    """The ``NOTEBOOKS`` of every ``claims.py``: which notebook checks which claim.
+
+    Raises ``ValueError`` when a ``claims.py`` has no ``NOTEBOOKS``, or when its ``NOTEBOOKS`` do not
+    hold each of its ``SPECS`` exactly once (a key twice, a key that is no spec, a spec no notebook
+    checks, a paper that differs from the spec's).
+    """
+    owned: list[NotebookClaims] = []
+    for name in claims_modules():
+        module = importlib.import_module(name)
+        notebooks = getattr(module, "NOTEBOOKS", None)
+        if not isinstance(notebooks, tuple) or not all(isinstance(n, NotebookClaims) for n in notebooks):
+            raise ValueError(f"{name} must define NOTEBOOKS, a tuple of NotebookClaims (which notebook checks what)")
+        specs = {(s.paper, s.key) for s in module.SPECS}
+        seen: dict[tuple[str, str], str] = {}
+        for nb in notebooks:
+            for key in nb.keys:
+                ident = (nb.paper, key)
+                if ident in seen:
+                    raise ValueError(f"{name}: claim {nb.paper}/{key} is checked by {seen[ident]} and {nb.notebook}")
+                if ident not in specs:
+                    raise ValueError(f"{name}: NOTEBOOKS names {nb.paper}/{key}, which is not in its SPECS")
+                seen[ident] = nb.notebook
+        missing = sorted(f"{p}/{k}" for p, k in specs - set(seen))
+        if missing:
+            raise ValueError(f"{name}: no notebook checks {len(missing)} claim(s): {', '.join(missing[:5])}")
+        owned.extend(notebooks)
+    return tuple(owned)
+
+
+def titles() -> dict[str, str]:
+    """``{paper: TITLE}`` of the ``claims.py`` modules that name their paper (the first one per paper)."""
+    found: dict[str, str] = {}
+    for name in claims_modules():
+        module = importlib.import_module(name)
+        title = getattr(module, "TITLE", None)
+        if title is None:
+            continue
+        if not isinstance(title, str) or not title.strip():
+            raise ValueError(f"{name}.TITLE must be a non-empty string, got {title!r}")
+        papers = {s.paper for s in module.SPECS}
+        for paper in sorted(papers):
+            found.setdefault(paper, title)
+    return found

@@ -28,6 +28,16 @@ from torch import Tensor, nn
 
 from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
+from dpcore.training.integrity import (
+    CheckpointError,
+    check_fingerprints,
+    check_training_data,
+    data_fingerprint,
+    field_defaults,
+    legacy_warning,
+    model_fingerprint,
+    same_configuration,
+)
 from dpcore.training.sampling import BatchPlan, derive_seed, make_generator
 from dpcore.training.schedules import schedule_from_dict
 from dpcore.training.trainer import (
@@ -98,13 +108,15 @@ class AsyncTrainer:
             )
         if eval_every is not None:
             eval_every = check_positive_int("eval_every", eval_every)
-        for j, (x, y) in enumerate(client_data):
-            if x.shape[0] != y.shape[0] or x.shape[0] == 0:
-                raise ValueError(f"client_data[{j}] must be (X, y) with the same non-zero length")
         check_model(model, private=config.private)
+        make_loss(loss)  # an unknown loss name is refused before the data are checked against it
         self.config = config
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
+        client_data = [
+            check_training_data(self.model, pair, loss, name=f"client_data[{j}]", device=self.device)
+            for j, pair in enumerate(client_data)
+        ]  # labels in range, numpy arrays converted
         self.model.train()
         self.eval_fn = eval_fn
         self.on_step = on_step
@@ -136,6 +148,7 @@ class AsyncTrainer:
         self.step_index = 0
         self.eval_every = eval_every or max(1, self.total_steps // 20)
         self._last_lr = self.schedule.lr(0, 0.0)
+        self._data_fingerprint: str | None = None  # computed on the first checkpoint (see fingerprints())
 
     def _load(self, values: list[Tensor]) -> None:
         with torch.no_grad():
@@ -254,6 +267,13 @@ class AsyncTrainer:
         d["dataset_sizes"] = [p.dataset_size for p in self.plans]
         return json.dumps(d, sort_keys=True, default=str)
 
+    def fingerprints(self) -> dict[str, str]:
+        """What a checkpoint of this simulation must continue: every client's data, in order, and the model's
+        structure (see :mod:`dpcore.training.integrity`; the data's is computed once, on first use)."""
+        if self._data_fingerprint is None:
+            self._data_fingerprint = data_fingerprint(self.data)
+        return {"data": self._data_fingerprint, "model": model_fingerprint(self.model)}
+
     def state_dict(self) -> dict[str, Any]:
         def cpu(ts: list[Tensor]) -> list[Tensor]:
             return [t.detach().cpu().clone() for t in ts]
@@ -261,6 +281,7 @@ class AsyncTrainer:
         return {
             "format": CHECKPOINT_FORMAT,
             "fingerprint": self._fingerprint(),
+            **{f"{kind}_fingerprint": value for kind, value in self.fingerprints().items()},
             "step": self.step_index,
             "samples": self.samples,
             "last_lr": self._last_lr,
@@ -277,10 +298,19 @@ class AsyncTrainer:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue the simulation saved by :meth:`state_dict`; a state of another configuration, other client data
+        or another model is refused (:class:`~dpcore.training.integrity.CheckpointError`), one without data and model
+        fingerprints (written before they were recorded) is accepted with a warning."""
+        if not isinstance(state, dict):
+            raise CheckpointError(f"checkpoint state must be a dict, got {type(state).__name__}")
         if state.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
-        if state["fingerprint"] != self._fingerprint():
-            raise ValueError("checkpoint was written by a run with a different configuration")
+            raise CheckpointError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
+        lacking = sorted(set(_STATE_KEYS) - set(state))
+        if lacking:
+            raise CheckpointError(f"checkpoint state lacks {', '.join(lacking)}")
+        if not same_configuration(state["fingerprint"], self._fingerprint(), field_defaults(TrainConfig)):
+            raise CheckpointError("checkpoint was written by a run with a different configuration")
+        legacy_warning(check_fingerprints(state, self.fingerprints()))
 
         def dev(ts: list[Tensor]) -> list[Tensor]:
             return [t.to(self.device) for t in ts]
@@ -298,6 +328,11 @@ class AsyncTrainer:
         for p, c, g, e in zip(self.privatizers, state["clipped"], state["groups"], state["engine_used"], strict=True):
             p.clipped, p.groups, p.engine_used = c.clone(), int(g), set(e)
         self._load(self.server)
+
+
+#: entries every checkpoint of :class:`AsyncTrainer` holds (the data and model fingerprints are checked when present)
+_STATE_KEYS = ("fingerprint", "step", "samples", "last_lr", "server", "versions", "local", "received", "started_from",
+               "history", "schedule", "clipped", "groups", "engine_used")  # fmt: skip
 
 
 def run_async_clients(

@@ -15,6 +15,14 @@ The generalised round of paper 003 (Algorithm 1 with eq. (22)) covers all three 
   shuffling / fixed-size sampling -- Algorithm 1 line 23 of paper 003 -- and q·N/s for Poisson, as
   Opacus does); ``"sum"`` does not divide (paper 000, where the step size absorbs the batch size).
 * A is any ``torch.optim`` optimiser fed U/D as the gradient (a post-processing of the private U).
+
+Two named modes reproduce practices of the paper-003 authors' public code (issue 21); the defaults are the
+algorithm as printed, and every other value changes what the run record reports, so that the accountant's ε is
+that of the mechanism that ran (:meth:`TrainConfig.accounted`):
+
+* ``clip_scope``: ``"global"`` clips each group vector a_h as one vector (the paper's [x]_C); ``"per_tensor"``
+  clips each parameter tensor of a_h separately to C (:data:`CLIP_SCOPES`).
+* ``noise_placement``: where the noise enters and what is divided by m (:data:`NOISE_PLACEMENTS`).
 """
 
 from __future__ import annotations
@@ -36,7 +44,10 @@ from dpcore.validation import (
     check_positive_int,
 )
 
-__all__ = ["CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR"]
+__all__ = [
+    "CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR", "CLIP_SCOPES",
+    "NOISE_PLACEMENTS", "AUTHORS_SAMPLINGS", "AccountedNoise",
+]  # fmt: skip
 
 CLIPPINGS = (*PRIVATE_CLIPPINGS, "none")  # "none": a non-private run
 NOISE_CONVENTIONS = ("standard", "replace_one")
@@ -44,6 +55,64 @@ NOISE_FACTOR = {"standard": 1.0, "replace_one": 2.0}
 REDUCTIONS = ("mean", "sum")
 CLIP_NORM_TYPES = ("l2", "l2_linf")
 OPTIMIZERS = ("sgd", "adam", "adamw")
+
+#: How a group vector a_h is clipped to C (issue 21; evidence: repository MisaNguyen/DPSGD, file
+#: PyTorchProjectFramework/CIFAR10_train.py):
+#:
+#: * ``"global"`` -- [a_h]_C = a_h / max{1, ‖a_h‖/C} over the whole vector (paper 003 §2, Algorithm 1 line 21).
+#: * ``"per_tensor"`` -- each parameter tensor of a_h is clipped to C on its own, as the authors' loop
+#:   ``for param in model_clone.parameters(): ... torch.nn.utils.clip_grad_norm_(param.grad,
+#:   max_norm=args.max_grad_norm)`` does (commit 93f6075e507afadb350eded668b364efeb29b07d, lines 404 and 422; the
+#:   same call on the averaged gradient at commit 8186d9f9667be0cc73937a6b82ac458754e72206, lines 441 and 460).
+#:   With k tensors the whole vector is then bounded by C·√k, not C: the sensitivity of one round is √k times
+#:   larger, so the run is accounted with clip norm C·√k (equivalently the noise multiplier σ/√k).
+CLIP_SCOPES = ("global", "per_tensor")
+
+#: Where the Gaussian noise enters one round and what is divided by m (issue 21).  U = Σ_h [a_h]_C is the clipped
+#: sum of the m groups, ā the mean gradient of the whole batch, κ the noise convention's factor (2 for
+#: replace-one), |S_b| the batch size.  Evidence (repository MisaNguyen/DPSGD; line numbers of that commit's file;
+#: ``Normal(0, s)`` there is torch.distributions.Normal with standard deviation s):
+#:
+#: * ``"algorithm1"`` -- (U + N(0, (κCσ)²))/m, paper 003 Algorithm 1 lines 21-24; also the authors' code at
+#:   a3b48f6ff9a96bfb8aa995480d2e368ac9cbc29c, CIFAR10_train.py line 471
+#:   ``param.grad = (param.grad + noise).div(len(micro_train_loader))``.
+#: * ``"authors_8186d9f"`` -- [ā]_C + N(0, (κCσ/m)²): commit 8186d9f9667be0cc73937a6b82ac458754e72206 ("MNIST
+#:   training"; main.py line 126 ``args.dataset_name = "MNIST"``), CIFAR10_train.py: the micro-batch gradients
+#:   are summed unclipped (lines 424-427; the per-micro-batch clip at 406-422 is commented out), averaged
+#:   (line 436 ``net1[1].grad = net2[1].sum_grad.div(len(micro_train_loader)) # Averaging the gradients``),
+#:   clipped once (line 460), and the noise ``Normal(0, 2 * args.noise_multiplier * args.max_grad_norm)``
+#:   (lines 464-465) is divided by m (line 472 ``param.grad = param.grad + noise.div(len(micro_train_loader))``).
+#:   Whatever m is, this is batch clipping of the batch mean with m times less noise: for "IC" (m = |S_b|) the
+#:   noise multiplier of the mechanism that ran is σ/|S_b|.
+#: * ``"authors_93f6075"`` -- U + N(0, (κCσ/m)²): commit 93f6075e507afadb350eded668b364efeb29b07d ("Switch to
+#:   Marten Algo"), CIFAR10_train.py: each micro-batch gradient clipped (line 422), summed (lines 424-427), not
+#:   averaged (line 435 ``net1[1].grad = net2[1].sum_grad``), noise divided by m (line 472).  Relative to the
+#:   clipped sum the noise is m times smaller than Algorithm 1's: noise multiplier σ/m.
+#: * ``"bc_divided_by_batch"`` -- [ā]_C + N(0, (Cσ/|S_b|)²), batch clipping only: commit
+#:   cb9d35549259207723063405f898d8bc507b61a0 (HEAD), train_model_BC_FGC.py ``generate_private_grad``: the
+#:   batch-mean gradient (lines 24-27) clipped as one vector (lines 37-44), ``std = sigma*const_C`` (line 48),
+#:   ``param.grad = (grad*batch_size + noise)/batch_size`` (line 56).  Against replace-one sensitivity 2C that is
+#:   the noise multiplier σ/(2|S_b|).
+NOISE_PLACEMENTS = ("algorithm1", "authors_8186d9f", "authors_93f6075", "bc_divided_by_batch")
+#: the samplers of the authors' runs (fixed-size subsampling and shuffling; a constant |S_b|)
+AUTHORS_SAMPLINGS = ("shuffle", "fixed")
+
+
+@dataclass(frozen=True)
+class AccountedNoise:
+    """The mechanism a round really runs, in the run record's terms (see :meth:`TrainConfig.accounted`).
+
+    ``clipping`` / ``group_size``: the clipping whose sum the noise is added to; ``clip_norm``: the bound on the
+    norm of one clipped group vector (C, or C·√k for per-tensor clipping of k tensors); ``noise_std``: the
+    per-coordinate noise std relative to that clipped sum; ``noise_multiplier`` = noise_std / (κ·clip_norm), the
+    σ an accountant must use.
+    """
+
+    clipping: str
+    group_size: int | None
+    clip_norm: float
+    noise_multiplier: float
+    noise_std: float
 
 
 @dataclass
@@ -83,6 +152,8 @@ class TrainConfig:
     eval_every: int | None = None
     secure_rng: bool = False
     data: str = ""
+    clip_scope: str = "global"
+    noise_placement: str = "algorithm1"
 
     def __post_init__(self) -> None:
         check_choice("sampling", self.sampling, SAMPLINGS)
@@ -137,6 +208,36 @@ class TrainConfig:
             raise ValueError(f"secure_rng must be True or False, got {self.secure_rng!r}")
         if not isinstance(self.data, str):
             raise ValueError(f"data must be a string (the data's provenance), got {self.data!r}")
+        self._check_authors_modes()
+
+    def _check_authors_modes(self) -> None:
+        """Validate ``clip_scope`` and ``noise_placement`` (see :data:`CLIP_SCOPES`, :data:`NOISE_PLACEMENTS`)."""
+        check_choice("clip_scope", self.clip_scope, CLIP_SCOPES)
+        check_choice("noise_placement", self.noise_placement, NOISE_PLACEMENTS)
+        if self.clip_scope == "global" and self.noise_placement == "algorithm1":
+            return
+        if not self.private:
+            raise ValueError(
+                f"clip_scope / noise_placement are modes of a private run, got clip_scope={self.clip_scope!r}, "
+                f"noise_placement={self.noise_placement!r} with clipping='none'"
+            )
+        if self.clip_scope == "per_tensor" and self.clip_norm_type != "l2":
+            raise ValueError("clip_scope='per_tensor' needs clip_norm_type='l2' (no l∞ truncation)")
+        if math.isinf(self.clip_norm):
+            raise ValueError("clip_scope / noise_placement modes need a finite clip_norm")
+        if self.noise_placement == "algorithm1":
+            return
+        if self.sampling not in AUTHORS_SAMPLINGS or not isinstance(self.batch_size, int):
+            raise ValueError(
+                f"noise_placement={self.noise_placement!r} reproduces runs with a constant batch and sampling in "
+                f"{AUTHORS_SAMPLINGS}, got sampling={self.sampling!r}, batch_size={self.batch_size!r}"
+            )
+        if self.reduce != "mean" or self.modelmix is not None:
+            raise ValueError(f"noise_placement={self.noise_placement!r} needs reduce='mean' and no ModelMix")
+        if self.noise_placement == "bc_divided_by_batch" and self.clipping != "batch":
+            raise ValueError(f"noise_placement='bc_divided_by_batch' is for clipping='batch', got {self.clipping!r}")
+        if self.clipping == "mixed" and self.batch_size % (self.group_size or 1):
+            raise ValueError(f"noise_placement={self.noise_placement!r} needs batch_size divisible by group_size")
 
     @property
     def private(self) -> bool:
@@ -161,6 +262,59 @@ class TrainConfig:
             return self.group_size
         return max(batch_size, 1)
 
+    @property
+    def clips_batch_mean(self) -> bool:
+        """Whether a round clips the mean gradient of the whole batch once, whatever ``clipping`` says (the
+        placements ``"authors_8186d9f"`` and ``"bc_divided_by_batch"``; see :data:`NOISE_PLACEMENTS`)."""
+        return self.noise_placement in ("authors_8186d9f", "bc_divided_by_batch")
+
+    def clip_group_size(self, batch_size: int) -> int:
+        """The group size the clipping runs on: :meth:`effective_group_size`, or the whole batch when the round
+        clips the batch mean (:attr:`clips_batch_mean`)."""
+        return max(batch_size, 1) if self.clips_batch_mean else self.effective_group_size(batch_size)
+
+    def groups(self, batch_size: int) -> float:
+        """m: the number of clipped groups of ``clipping`` in a batch of ``batch_size`` (1 for batch clipping)."""
+        if self.clipping == "individual":
+            return float(batch_size)
+        if self.clipping == "mixed":
+            assert self.group_size is not None
+            return batch_size / self.group_size
+        return 1.0
+
+    def round_noise_std(self, batch_size: int) -> float:
+        """Per-coordinate std of the noise added to the clipped statistic of a round of ``batch_size`` (before the
+        division by D): κCσ for ``"algorithm1"``, κCσ/m for the authors' 8186d9f and 93f6075 placements,
+        Cσ/|S_b| for ``"bc_divided_by_batch"`` (:data:`NOISE_PLACEMENTS`)."""
+        std = self.noise_std
+        if self.noise_placement in ("authors_8186d9f", "authors_93f6075"):
+            return std / self.groups(batch_size)
+        if self.noise_placement == "bc_divided_by_batch":
+            return 0.0 if std == 0 else self.clip_norm * self.noise_multiplier / batch_size
+        return std
+
+    def accounted(self, batch_size: int, *, tensors: int | None = None) -> AccountedNoise:
+        """The mechanism a round of ``batch_size`` really runs, as the run record must report it.
+
+        ε must be that of the noise that reached the clipped sum (issue 21).  With k = ``tensors`` parameter
+        tensors, per-tensor clipping bounds a group vector by C·√k (the clip norm reported), and the noise std is
+        :meth:`round_noise_std` relative to the clipped statistic (the batch mean for the placements that clip
+        it, reported as batch clipping).  The record's σ is then noise_std / (κ·clip norm): e.g. σ/m for
+        ``"authors_93f6075"``, σ/√k for per-tensor clipping.  The defaults report C, σ and κCσ unchanged.
+        """
+        if self.clip_scope == "per_tensor":
+            if tensors is None:
+                raise ValueError("tensors (the number of parameter tensors) must be given for clip_scope='per_tensor'")
+            k = check_positive_int("tensors", tensors)
+        else:
+            k = 1
+        if self.clip_scope == "global" and self.noise_placement == "algorithm1":
+            return AccountedNoise(self.clipping, self.group_size, self.clip_norm, self.noise_multiplier, self.noise_std)
+        clip = self.clip_norm * math.sqrt(k)
+        std = self.round_noise_std(batch_size)
+        clipping, group = ("batch", None) if self.clips_batch_mean else (self.clipping, self.group_size)
+        return AccountedNoise(clipping, group, clip, std / (self.noise_factor * clip), std)
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["optimizer"] = (
@@ -175,4 +329,11 @@ class TrainConfig:
             else {"tau_ratio": self.modelmix.tau_ratio, "gap_rule": self.modelmix.gap_rule}
         )
         d["batch_size"] = self.batch_size if isinstance(self.batch_size, int) else list(self.batch_size)
+        for name, default in _LATER_DEFAULTS.items():  # added later: left out at their default, so that the
+            if d[name] == default:  # checkpoint fingerprints of runs written before them stay valid
+                del d[name]
         return d
+
+
+#: fields added after checkpoints were first written, with their defaults (:meth:`TrainConfig.as_dict` drops them)
+_LATER_DEFAULTS = {"clip_scope": "global", "noise_placement": "algorithm1"}

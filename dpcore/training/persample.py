@@ -34,6 +34,10 @@ explicit loop over groups):
 Groups are consecutive runs of the (already randomly ordered) batch: groups of ``group_size``
 samples, the last one possibly shorter.  Micro-batches hold whole groups, so the logical batch
 size never bounds memory.
+
+``clip_scope="per_tensor"`` clips each parameter tensor of a_h to C on its own instead of the whole vector
+(the paper-003 authors' practice, issue 21; see :data:`dpcore.training.config.CLIP_SCOPES`): every engine
+supports it, and the whole vector is then bounded by C·√k for k tensors, not by C.
 """
 
 from __future__ import annotations
@@ -58,9 +62,12 @@ __all__ = [
     "layer_engine_supported",
     "LayerEngineError",
     "per_group_gradients",
+    "CLIP_SCOPES",
 ]
 
 ENGINES = ("auto", "layer", "vmap", "loop", "batch")
+#: the whole group vector (paper 003's [x]_C) or each parameter tensor separately (see the module docstring)
+CLIP_SCOPES = ("global", "per_tensor")
 #: per-sample loss: (model output, targets) -> losses of shape (n,)
 LossFn = Callable[[Tensor, Tensor], Tensor]
 #: ghost norm is used for a Linear layer when its Gram cost is below this multiple of the materialised size
@@ -82,7 +89,9 @@ class GroupClipResult:
     """U = Σ_h [a_h]_C per trainable parameter, plus what the run record needs."""
 
     clipped_sum: list[Tensor]
-    norms: Tensor  # ‖a_h‖ of every group, before clipping (on the model's device)
+    #: ‖a_h‖ of every group before clipping (on the model's device); with per-tensor clipping the largest
+    #: per-tensor norm of the group, so that ``norms > C`` still marks the groups the clipping changed
+    norms: Tensor
     n_groups: int
     engine: str
 
@@ -182,6 +191,7 @@ class _LayerTerm:
     weight_sum: Callable[[Tensor], Tensor] | None  # c (m,) -> Σ_h c_h ∇_W a_h
     weight_linf: Callable[[Tensor, float, int], Tensor] | None  # (c, C, p) -> Σ_h trunc(c_h ∇_W a_h)
     bias: Tensor | None  # (m, Dout) group gradients of the bias
+    weight_sq: Tensor | None = None  # (m,) squared norms of the weight's group gradients alone (per-tensor clipping)
 
 
 def _bias_terms(module: nn.Module, g: Tensor, m: int) -> Tensor | None:
@@ -219,20 +229,20 @@ def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force:
     ghost = not force and length * length * (din + dout) < GHOST_COST_FACTOR * din * dout
     if ghost and m * length * length <= GHOST_MAX_FLOATS:
         if length == 1:
-            sq = sq + rows_a.reshape(m, -1).pow(2).sum(1) * rows_g.reshape(m, -1).pow(2).sum(1)
+            sq_w = rows_a.reshape(m, -1).pow(2).sum(1) * rows_g.reshape(m, -1).pow(2).sum(1)
         else:
             ga = rows_a.reshape(m, length, din)
             gg = rows_g.reshape(m, length, dout)
-            sq = sq + (torch.bmm(ga, ga.transpose(1, 2)) * torch.bmm(gg, gg.transpose(1, 2))).sum((1, 2))
+            sq_w = (torch.bmm(ga, ga.transpose(1, 2)) * torch.bmm(gg, gg.transpose(1, 2))).sum((1, 2))
 
         def weight_sum(c: Tensor) -> Tensor:
             w = rows_g * c.repeat_interleave(s).reshape(-1, 1, 1)
             return w.reshape(-1, dout).t().mm(rows_a.reshape(-1, din))
 
-        return _LayerTerm(module, sq, weight_sum, None, bias)
+        return _LayerTerm(module, sq + sq_w, weight_sum, None, bias, sq_w)
     groups = torch.bmm(rows_g.reshape(m, length, dout).transpose(1, 2), rows_a.reshape(m, length, din))
     sq_w, weight_sum, weight_linf = _materialised(module.weight.shape, groups, lambda w: w)
-    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
+    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
 
 
 def _conv_route(cin: int, cout: int, k: int, length: int, pixels: int) -> str:
@@ -334,7 +344,7 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
         per = out.reshape(a.shape[1], n, cout, kh, kw).permute(1, 2, 0, 3, 4)
         groups = per.reshape(m, s, *shape).sum(1) if s > 1 else per
         sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
-        return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
+        return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
     cin = a.shape[1]
     length = g.shape[2] * g.shape[3]  # output positions T
     pixels = a.shape[2] * a.shape[3]  # input pixels L
@@ -347,7 +357,8 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
         route = "materialise"
     if route != "materialise":  # ghost norm: norms only, then one re-weighted weight-gradient convolution
         gram = _conv_input_gram_shift if route == "shift" else _conv_input_gram_unfold
-        sq = sq + gram(module, a, g)
+        sq_w = gram(module, a, g)
+        sq = sq + sq_w
 
         def weight_sum(c: Tensor) -> Tensor:
             return torch.nn.grad.conv2d_weight(
@@ -355,7 +366,7 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
                 dilation=module.dilation,
             )  # fmt: skip
 
-        return _LayerTerm(module, sq, weight_sum, None, bias)
+        return _LayerTerm(module, sq, weight_sum, None, bias, sq_w)
     # per-sample gradients as one grouped weight-gradient convolution (samples as groups): oneDNN's
     # backward-weights kernel, the formulation torch.func's batching rule uses as well
     per = torch.nn.grad.conv2d_weight(
@@ -364,7 +375,7 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
     ).reshape(n, *shape)  # fmt: skip
     groups = per.reshape(m, s, *shape).sum(1) if s > 1 else per
     sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
-    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias)
+    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
 
 
 def _layer_term(module: nn.Module, a: Tensor, g: Tensor, m: int, s: int, materialize: bool) -> _LayerTerm:
@@ -419,6 +430,7 @@ def _layer_engine(
     clip_norm: float,
     linf_p: int | None,
     sums: dict[int, Tensor],
+    per_tensor: bool = False,
 ) -> Tensor:
     """Add Σ_h [a_h]_C of one micro-batch (whole groups) into ``sums``; return the group norms."""
     n = x.shape[0]
@@ -432,6 +444,9 @@ def _layer_engine(
     all_norms = []
     for start, stop, s in blocks:
         terms, m = _layer_block(model, loss_fn, x[start:stop], y[start:stop], s, materialize=linf_p is not None)
+        if per_tensor:
+            all_norms.append(_layer_per_tensor(terms, m, clip_norm, sums, x.device))
+            continue
         sq = torch.stack([t.sq_norms for t in terms]).sum(0) if terms else torch.zeros(m, device=x.device)
         norms = sq.sqrt()
         c = clip_factors(norms, clip_norm).to(sq.dtype)
@@ -453,6 +468,26 @@ def _layer_engine(
         all_norms.append(norms.detach())
     assert sum(len(v) for v in all_norms) == len(sizes)
     return torch.cat(all_norms)
+
+
+def _layer_per_tensor(terms: list[_LayerTerm], m: int, clip_norm: float, sums: dict[int, Tensor],
+                      device: torch.device) -> Tensor:  # fmt: skip
+    """Per-tensor clipping in the layer engine: the weight and the bias of each layer get their own clip factors
+    (from the weight's squared norms and the bias rows); returns the largest per-tensor norm of each group."""
+    largest = torch.zeros(m, device=device, dtype=terms[0].sq_norms.dtype if terms else torch.get_default_dtype())
+    for t in terms:
+        mod = t.module
+        if t.weight_sum is not None:
+            assert t.weight_sq is not None
+            norms_w = t.weight_sq.sqrt()
+            _add(sums, mod.weight, t.weight_sum(clip_factors(norms_w, clip_norm).to(norms_w.dtype)))
+            largest = torch.maximum(largest, norms_w.detach().to(largest.dtype))
+        if t.bias is not None:
+            norms_b = torch.linalg.vector_norm(t.bias, dim=1)
+            factors = clip_factors(norms_b, clip_norm).to(t.bias.dtype)
+            _add(sums, mod.bias, torch.tensordot(factors, t.bias, dims=([0], [0])))
+            largest = torch.maximum(largest, norms_b.detach().to(largest.dtype))
+    return largest
 
 
 # --------------------------------------------------------------------------------------------
@@ -505,9 +540,16 @@ def per_group_gradients(
     return [torch.cat(a) for a in out]
 
 
-def _sum_clipped(grads: Sequence[Tensor], clip_norm: float, linf_p: int | None) -> tuple[list[Tensor], Tensor]:
+def _sum_clipped(
+    grads: Sequence[Tensor], clip_norm: float, linf_p: int | None, per_tensor: bool = False
+) -> tuple[list[Tensor], Tensor]:
     """Fused clip + sum of materialised group gradients (list of (m, *shape))."""
     m = grads[0].shape[0]
+    if per_tensor:  # each tensor's rows clipped by their own norms (the module docstring's per-tensor scope)
+        norms_t = [torch.linalg.vector_norm(g.reshape(m, -1), dim=1) for g in grads]
+        sums = [torch.tensordot(clip_factors(n, clip_norm).to(g.dtype), g, dims=([0], [0]))
+                for n, g in zip(norms_t, grads, strict=True)]  # fmt: skip
+        return sums, torch.stack(norms_t).amax(0).detach()
     sq = torch.zeros(m, dtype=grads[0].dtype, device=grads[0].device)
     for g in grads:
         sq += torch.linalg.vector_norm(g.reshape(m, -1), dim=1).pow(2)
@@ -520,8 +562,15 @@ def _sum_clipped(grads: Sequence[Tensor], clip_norm: float, linf_p: int | None) 
     return sums, norms.detach()
 
 
-def _clip_single(grads: list[Tensor], clip_norm: float, linf_p: int | None) -> tuple[list[Tensor], Tensor]:
+def _clip_single(
+    grads: list[Tensor], clip_norm: float, linf_p: int | None, per_tensor: bool = False
+) -> tuple[list[Tensor], Tensor]:
     """[a]_C of one gradient given as a list of tensors, in place (``torch._foreach`` kernels)."""
+    if per_tensor:  # each tensor clipped to C on its own (the module docstring's per-tensor scope)
+        norms_t = torch.stack(torch._foreach_norm(grads))
+        factors = clip_factors(norms_t, clip_norm)
+        torch._foreach_mul_(grads, list(factors.unbind()))
+        return grads, norms_t.amax().reshape(1).detach()
     norm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
     factor = clip_factors(norm.reshape(1), clip_norm)[0]
     torch._foreach_mul_(grads, factor)
@@ -556,11 +605,13 @@ def clipped_group_sum(
     linf_p: int | None = None,
     engine: str = "auto",
     max_physical_batch: int | None = None,
+    clip_scope: str = "global",
 ) -> GroupClipResult:
     """U = Σ_h [a_h]_C over consecutive groups of ``group_size`` samples of (x, y).
 
     a_h is the mean gradient of group h (paper 003, eq. (22)); [·]_C the l2 clipping map; with
     ``linf_p`` each clipped group vector is also truncated to ±C/√p (paper 002, Algorithm 2).
+    ``clip_scope="per_tensor"`` clips each parameter tensor of a_h to C separately (the module docstring).
     ``group_size >= len(x)`` is batch clipping (one group).  An empty batch gives U = 0.
     ``max_physical_batch`` bounds the samples per forward pass.
 
@@ -576,6 +627,9 @@ def clipped_group_sum(
     clip_norm = check_positive("clip_norm", clip_norm, allow_inf=True)
     if linf_p is not None:
         linf_p = check_positive_int("linf_p", linf_p)
+    per_tensor = check_choice("clip_scope", clip_scope, CLIP_SCOPES) == "per_tensor"
+    if per_tensor and linf_p is not None:
+        raise ValueError("clip_scope='per_tensor' takes no linf_p (ModelMix's l∞ truncation is of the whole vector)")
     params = [p for _, p in _trainable(model)]
     if not params:
         raise ValueError("model has no trainable parameters")
@@ -596,7 +650,7 @@ def clipped_group_sum(
     if engine == "batch":
         if not single:
             raise ValueError(f"engine='batch' needs one group (group_size >= batch size {n}), got {group_size}")
-        sums, norms = _clip_single(_batch_gradient(model, loss_fn, x, y, chunk, params), clip_norm, linf_p)
+        sums, norms = _clip_single(_batch_gradient(model, loss_fn, x, y, chunk, params), clip_norm, linf_p, per_tensor)
         return GroupClipResult(sums, norms, 1, engine)
     if engine == "loop":
         sums_l: list[Tensor] = [torch.zeros_like(p) for p in params]
@@ -604,7 +658,7 @@ def clipped_group_sum(
         start = 0
         for size in _group_sizes(n, group_size):
             g = _batch_gradient(model, loss_fn, x[start : start + size], y[start : start + size], chunk, params)
-            s_, nm = _clip_single(g, clip_norm, linf_p)
+            s_, nm = _clip_single(g, clip_norm, linf_p, per_tensor)
             torch._foreach_add_(sums_l, s_)
             norms_l.append(nm)
             start += size
@@ -622,7 +676,9 @@ def clipped_group_sum(
             for start in range(0, n, per_chunk):
                 stop = min(n, start + per_chunk)
                 norms_list.append(
-                    _layer_engine(model, loss_fn, x[start:stop], y[start:stop], group_size, clip_norm, linf_p, acc)
+                    _layer_engine(
+                        model, loss_fn, x[start:stop], y[start:stop], group_size, clip_norm, linf_p, acc, per_tensor
+                    )
                 )
         except LayerEngineError:
             if not auto:
@@ -638,7 +694,7 @@ def clipped_group_sum(
     for start in range(0, n, per_chunk):
         stop = min(n, start + per_chunk)
         grads = per_group_gradients(model, loss_fn, x[start:stop], y[start:stop], group_size, engine="vmap")
-        s_, nm = _sum_clipped(grads, clip_norm, linf_p)
+        s_, nm = _sum_clipped(grads, clip_norm, linf_p, per_tensor)
         sums = [a + b for a, b in zip(sums, s_, strict=True)]
         norms_list.append(nm)
     norms = torch.cat(norms_list)

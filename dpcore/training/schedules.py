@@ -10,6 +10,8 @@ and may react to the metrics logged at the end of each epoch (``on_epoch_end``).
   p = 1/2 (plain convex and non-convex).
 * :class:`DecayOnMetricDrop` -- paper 003, App. H: "for each new epoch, the step size is decreased by a
   factor γ = 0.9 if there is a decrease in testing accuracy between the last two consecutive epochs".
+* :class:`DecayOnNoImprovement` -- the paper-003 authors' code: η ×= γ whenever the test accuracy did *not
+  improve* (a tie decays too), from the third epoch on (issue 21).
 * :class:`MultiStepLR` -- piecewise-constant decay at given steps (the ModelMix authors' schedule).
 
 >>> s = InverseTimeDecay(0.1, 0.01, power=0.5)
@@ -25,7 +27,10 @@ from typing import Protocol
 
 from dpcore.validation import check_nonnegative, check_positive, check_range
 
-__all__ = ["LRSchedule", "ConstantLR", "InverseTimeDecay", "DecayOnMetricDrop", "MultiStepLR", "schedule_from_dict"]
+__all__ = [
+    "LRSchedule", "ConstantLR", "InverseTimeDecay", "DecayOnMetricDrop", "DecayOnNoImprovement", "MultiStepLR",
+    "schedule_from_dict",
+]  # fmt: skip
 
 
 class LRSchedule(Protocol):
@@ -127,6 +132,52 @@ class DecayOnMetricDrop:
         return {"kind": "decay_on_metric_drop", "lr0": self.lr0, "factor": self.factor, "metric": self.metric}
 
 
+class DecayOnNoImprovement(DecayOnMetricDrop):
+    """The paper-003 authors' rule: η ×= ``factor`` after an evaluation whose ``metric`` is <= the previous one.
+
+    Repository MisaNguyen/DPSGD, PyTorchProjectFramework/main.py at commits
+    8186d9f9667be0cc73937a6b82ac458754e72206 and 93f6075e507afadb350eded668b364efeb29b07d, lines 290-298::
+
+        Update learning rate if test_accuracy does not increase
+        if (epoch > 2):
+            if(test_accuracy[-1] <= test_accuracy[-2]):
+                args.lr = args.lr * args.gamma
+
+    with ``gamma`` 0.9 in their settings (e.g. settings_clipping_exp_cifar10_dpsgd_shuffling_IC.json at 8186d9f).
+    Two differences from :class:`DecayOnMetricDrop` (paper 003 App. H, "a decrease in testing accuracy"): a tie
+    decays too, and the first comparison is at the ``first_check``-th evaluation (1-based; 3 for ``epoch > 2``).
+    """
+
+    def __init__(self, lr0: float, *, factor: float = 0.9, metric: str = "test_accuracy", first_check: int = 3) -> None:
+        super().__init__(lr0, factor=factor, metric=metric)
+        if isinstance(first_check, bool) or not isinstance(first_check, int) or first_check < 2:
+            raise ValueError(f"first_check must be an integer >= 2 (1-based evaluation), got {first_check!r}")
+        self.first_check = first_check
+        self.seen = 0
+
+    def on_epoch_end(self, epoch: int, metrics: dict[str, float]) -> None:
+        if self.metric not in metrics:
+            raise ValueError(
+                f"DecayOnNoImprovement needs metric {self.metric!r} from the evaluation; got {sorted(metrics)}"
+            )
+        value = float(metrics[self.metric])
+        self.seen += 1
+        if self.last is not None and self.seen >= self.first_check and value <= self.last:
+            self.current *= self.factor
+        self.last = value
+
+    def state_dict(self) -> dict:
+        return {**super().state_dict(), "seen": self.seen}
+
+    def load_state_dict(self, state: dict) -> None:
+        super().load_state_dict(state)
+        self.seen = int(state["seen"])
+
+    def describe(self) -> dict:
+        return {"kind": "decay_on_no_improvement", "lr0": self.lr0, "factor": self.factor, "metric": self.metric,
+                "first_check": self.first_check}  # fmt: skip
+
+
 class MultiStepLR(_Stateless):
     """η = lr0 · γ^(number of milestones ≤ step)."""
 
@@ -155,6 +206,8 @@ def schedule_from_dict(spec: float | dict | LRSchedule) -> LRSchedule:
             return InverseTimeDecay(**args)
         if kind == "decay_on_metric_drop":
             return DecayOnMetricDrop(**args)
+        if kind == "decay_on_no_improvement":
+            return DecayOnNoImprovement(**args)
         if kind == "multistep":
             return MultiStepLR(**args)
         raise ValueError(f"unknown schedule kind {kind!r}")

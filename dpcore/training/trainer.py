@@ -40,6 +40,20 @@ from torch import Tensor, nn
 
 from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
+from dpcore.training.integrity import (
+    CheckpointError,
+    as_tensor,
+    check_fingerprints,
+    check_labels,
+    check_training_data,
+    data_fingerprint,
+    field_defaults,
+    legacy_warning,
+    model_fingerprint,
+    read_checkpoint,
+    resume_from,
+    same_configuration,
+)
 from dpcore.training.modelmix import mix
 from dpcore.training.persample import LossFn, clipped_group_sum
 from dpcore.training.sampling import BatchPlan, derive_seed, make_generator
@@ -161,9 +175,10 @@ class Privatizer:
         self.groups = 0
 
     def denominator(self, planned_size: int) -> float:
-        """D: expected number of groups for ``reduce="mean"``, 1 for ``"sum"``."""
+        """D: expected number of groups for ``reduce="mean"``, 1 for ``"sum"`` and for the authors' noise
+        placements, which do not divide the clipped statistic (:data:`dpcore.training.config.NOISE_PLACEMENTS`)."""
         c = self.config
-        if c.reduce == "sum":
+        if c.reduce == "sum" or c.noise_placement != "algorithm1":
             return 1.0
         if c.clipping in ("individual", "none"):
             return float(planned_size)
@@ -202,11 +217,12 @@ class Privatizer:
             self.loss_fn,
             x,
             y,
-            group_size=c.effective_group_size(x.shape[0]),
+            group_size=c.clip_group_size(x.shape[0]),
             clip_norm=c.clip_norm,
             linf_p=c.linf_p,
             engine=c.engine,
             max_physical_batch=c.max_physical_batch,
+            clip_scope=c.clip_scope,
         )
         self.engine_used.add(result.engine)
         if not math.isinf(c.clip_norm) and result.n_groups:
@@ -214,7 +230,10 @@ class Privatizer:
         self.groups += result.n_groups
         u = list(result.clipped_sum)
         if c.noise_multiplier > 0:
-            torch._foreach_add_(u, self.noise(step))
+            noise = self.noise(step)
+            if c.noise_placement != "algorithm1":  # the authors' placements rescale it (TrainConfig.round_noise_std)
+                torch._foreach_mul_(noise, c.round_noise_std(planned_size) / c.noise_std)
+            torch._foreach_add_(u, noise)
         if denom != 1.0:
             torch._foreach_div_(u, denom)
         return u
@@ -232,16 +251,23 @@ class TrainResult:
 def make_classification_eval(
     x: Tensor, y: Tensor, *, prefix: str = "test", batch: int = 2048, loss: str | LossFn = "cross_entropy"
 ) -> Callable[[nn.Module], dict[str, float]]:
-    """An ``eval_fn`` returning ``{prefix_accuracy, prefix_loss}`` on (x, y) (argmax, or logit > 0 for one output)."""
+    """An ``eval_fn`` returning ``{prefix_accuracy, prefix_loss}`` on (x, y) (argmax, or logit > 0 for one output).
+
+    x and y may be numpy arrays; labels are checked against the loss (and, for cross-entropy, the model's number of
+    outputs) as the training labels are (:func:`dpcore.training.integrity.check_labels`).
+    """
     loss_fn = make_loss(loss)
+    x, y = as_tensor("x", x), as_tensor("y", y)
+    if x.dim() == 0 or y.dim() == 0 or x.shape[0] != y.shape[0] or x.shape[0] == 0:
+        raise ValueError(f"x and y must have the same non-zero number of rows, got {tuple(x.shape)}, {tuple(y.shape)}")
 
     def evaluate(model: nn.Module) -> dict[str, float]:
         device = next(model.parameters()).device
         correct, total_loss = 0.0, 0.0
         for start in range(0, x.shape[0], batch):
             xb = x[start : start + batch].to(device)
-            yb = y[start : start + batch].to(device)
             out = model(xb)
+            yb = check_labels("y", y[start : start + batch].to(device), loss, out)
             total_loss += float(loss_fn(out, yb).sum())
             pred = out.argmax(1) if out.dim() > 1 and out.shape[1] > 1 else (out.reshape(-1) > 0).to(yb.dtype)
             correct += float((pred == yb).sum())
@@ -263,18 +289,25 @@ def build_record(
     device: torch.device,
     dtype: torch.dtype | None,
     async_info: dict | None = None,
+    tensors: int | None = None,
 ) -> RunRecord:
-    """The run record: every quantity an accountant needs, plus how the run was executed."""
+    """The run record: every quantity an accountant needs, plus how the run was executed.
+
+    Clipping, clip norm, σ and noise std are those of the mechanism that ran
+    (:meth:`~dpcore.training.config.TrainConfig.accounted`; ``tensors``, the number of trainable parameter
+    tensors, is needed for per-tensor clipping), so that ε follows the noise that reached the clipped sum.
+    """
     c = config
     sizes = c.batch_size if isinstance(c.batch_size, int) else list(c.batch_size)
     constant = isinstance(sizes, int)
     mean_size = sizes if constant else (sum(sizes[:steps]) / steps if steps else sizes[0])
-    if c.clipping == "individual":
+    mech = c.accounted(sizes if constant else max(1, round(mean_size)), tensors=tensors)
+    if mech.clipping == "individual":
         groups: float | None = mean_size
-    elif c.clipping == "mixed":
-        assert c.group_size is not None
-        groups = mean_size / c.group_size
-    elif c.clipping == "batch":
+    elif mech.clipping == "mixed":
+        assert mech.group_size is not None
+        groups = mean_size / mech.group_size
+    elif mech.clipping == "batch":
         groups = 1
     else:
         groups = None
@@ -289,15 +322,15 @@ def build_record(
         steps=steps,
         planned_steps=total_steps,
         epochs=samples / plan.dataset_size,
-        clipping=c.clipping,
-        group_size=1 if c.clipping == "individual" else c.group_size,
+        clipping=mech.clipping,
+        group_size=1 if mech.clipping == "individual" else mech.group_size,
         groups_per_round=groups,
-        clip_norm=c.clip_norm,
+        clip_norm=mech.clip_norm,
         clip_norm_type=c.clip_norm_type,
         linf_p=c.linf_p,
-        noise_multiplier=c.noise_multiplier,
+        noise_multiplier=mech.noise_multiplier,
         noise_convention=c.noise_convention,
-        noise_std=c.noise_std,
+        noise_std=mech.noise_std,
         reduce=c.reduce,
         optimizer=opt,
         lr_schedule=schedule.describe(),
@@ -349,16 +382,14 @@ class Trainer:
     ) -> None:
         if not isinstance(config, TrainConfig):
             raise ValueError("config must be a TrainConfig")
-        x, y = data
-        if x.shape[0] != y.shape[0] or x.shape[0] == 0:
-            raise ValueError(f"data must be (X, y) with the same non-zero length, got {x.shape[0]} and {y.shape[0]}")
         check_model(model, private=config.private)
+        self.loss_fn = make_loss(loss)
         self.config = config
         self.device = resolve_device(config.device)
         self.model = model.to(self.device)
+        x, y = check_training_data(self.model, data, loss, name="data", device=self.device)  # labels, numpy
         self.model.train()
         self.x, self.y = x.to(self.device), y.to(self.device)
-        self.loss_fn = make_loss(loss)
         self.eval_fn = eval_fn
         self.on_step = on_step
         self.plan = BatchPlan(config.sampling, x.shape[0], config.batch_size, seed=config.seed)
@@ -390,6 +421,7 @@ class Trainer:
         )
         self.checkpoint = Path(checkpoint) if checkpoint is not None else None
         self.checkpoint_every = checkpoint_every
+        self._data_fingerprint: str | None = None  # computed on the first checkpoint (see fingerprints())
         if resume and self.checkpoint is not None and self.checkpoint.exists():
             self.load_checkpoint(self.checkpoint)
 
@@ -492,6 +524,7 @@ class Trainer:
             engines=self.privatizer.engine_used,
             device=self.device,
             dtype=self.params[0].dtype if self.params else None,
+            tensors=len(self.params),
         )
 
     # ---- checkpoints ----------------------------------------------------------------------
@@ -500,10 +533,18 @@ class Trainer:
         d.pop("device", None)
         return json.dumps(d, sort_keys=True, default=str)
 
+    def fingerprints(self) -> dict[str, str]:
+        """What a checkpoint of this run must continue: its training data and its model's structure (SHA-256, see
+        :mod:`dpcore.training.integrity`; the data's is computed once, on first use)."""
+        if self._data_fingerprint is None:
+            self._data_fingerprint = data_fingerprint([(self.x, self.y)])
+        return {"data": self._data_fingerprint, "model": model_fingerprint(self.model)}
+
     def state_dict(self) -> dict[str, Any]:
         return {
             "format": CHECKPOINT_FORMAT,
             "fingerprint": self._fingerprint(),
+            **{f"{kind}_fingerprint": value for kind, value in self.fingerprints().items()},
             "step": self.step_index,
             "samples": self.samples,
             "model": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
@@ -517,10 +558,19 @@ class Trainer:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue the run saved by :meth:`state_dict`; a state of another configuration, other training data or
+        another model is refused (:class:`~dpcore.training.integrity.CheckpointError`), one without data and model
+        fingerprints (written before they were recorded) is accepted with a warning."""
+        if not isinstance(state, dict):
+            raise CheckpointError(f"checkpoint state must be a dict, got {type(state).__name__}")
         if state.get("format") != CHECKPOINT_FORMAT:
-            raise ValueError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
-        if state["fingerprint"] != self._fingerprint():
-            raise ValueError("checkpoint was written by a run with a different configuration")
+            raise CheckpointError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
+        lacking = sorted(set(_STATE_KEYS) - set(state))
+        if lacking:
+            raise CheckpointError(f"checkpoint state lacks {', '.join(lacking)}")
+        if not same_configuration(state["fingerprint"], self._fingerprint(), field_defaults(TrainConfig)):
+            raise CheckpointError("checkpoint was written by a run with a different configuration")
+        legacy_warning(check_fingerprints(state, self.fingerprints()))
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.schedule.load_state_dict(state["schedule"])
@@ -540,9 +590,15 @@ class Trainer:
         return path
 
     def load_checkpoint(self, path: str | os.PathLike) -> None:
-        """Load a checkpoint written by :meth:`save_checkpoint` (``weights_only=True``)."""
-        state = torch.load(Path(path), map_location="cpu", weights_only=True)
-        self.load_state_dict(state)
+        """Load a checkpoint written by :meth:`save_checkpoint` (``weights_only=True``); an unreadable file or one of
+        another run is a :class:`~dpcore.training.integrity.CheckpointError` naming ``path``."""
+        remedy = f"delete {path} to train from scratch"
+        resume_from(self, read_checkpoint(path, remedy=remedy), path, remedy)
+
+
+#: entries every checkpoint of :class:`Trainer` holds (the data and model fingerprints are checked when present)
+_STATE_KEYS = ("fingerprint", "step", "samples", "model", "optimizer", "schedule", "history", "previous", "clipped",
+               "groups", "engine_used")  # fmt: skip
 
 
 def train(

@@ -12,9 +12,9 @@ canaries, the audit of DP-SGD is (nearly) tight (Nasr, Song, Thakurta, Papernot,
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, specs_by_key
+from dpcore.claims import ClaimSpec, NotebookClaims, specs_by_key
 
-__all__ = ["SPECS", "CLAIMS", "CORRECT_KEYS", "BROKEN_KEYS", "REFERENCE_KEYS", "TIGHTNESS_TOLERANCE"]
+__all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "CORRECT_KEYS", "BROKEN_KEYS", "REFERENCE_KEYS", "TIGHTNESS_TOLERANCE"]
 
 _SOUND = (
     "(ε, δ)-DP definition: an empirical lower bound valid at 95 % confidence (Jagielski et al. 2020 Thm 1 with "
@@ -114,3 +114,4 @@ SPECS = SPECS + (
 )
 
 CLAIMS = specs_by_key(SPECS)
+NOTEBOOKS: tuple[NotebookClaims, ...] = (NotebookClaims.of("audit/privacy_audit", "privacy audit", SPECS),)

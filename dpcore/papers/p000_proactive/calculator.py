@@ -41,12 +41,16 @@ import numpy as np
 from scipy import optimize
 
 from dpcore.accounting import fdp
+from dpcore.accounting.calibrate import SIGMA_MAX, SIGMA_MIN
 from dpcore.accounting.rdp import rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.validation import (
     check_choice,
     check_open_unit,
     check_positive,
     check_positive_int,
+    check_range,
+    check_rate,
+    check_real_array,
 )
 
 __all__ = [
@@ -79,10 +83,50 @@ __all__ = [
 MODES = ("theorem", "paper")
 GAMMA_FORMULAS = ("paper", "corrected")
 E = math.e
+#: Domains of the inputs (outside them a ValueError names the parameter and its range): σ as the library's
+#: accountants (:mod:`dpcore.accounting.calibrate`), ε, epochs k = K/N, θ = s_max/s̄, data set size N, counts
+#: of gradients K and of rounds T, and ᾱ (the domain of F is below 1).
+SIGMA_RANGE = (SIGMA_MIN, SIGMA_MAX)
+EPSILON_RANGE = (1e-10, 1e6)
+EPOCHS_MAX = 1e9
+THETA_MAX = 1e6
+N_MAX = 2**53
+COUNT_MAX = 1e18
 
 
 def _log_inv(delta: float) -> float:
-    return math.log(1.0 / check_open_unit("delta", delta))
+    return -math.log(check_open_unit("delta", delta))
+
+
+def check_sigma(name: str, value: float) -> float:
+    """A noise multiplier in :data:`SIGMA_RANGE`."""
+    return check_range(name, check_positive(name, value), *SIGMA_RANGE)
+
+
+def check_epsilon(name: str, value: float) -> float:
+    """An ε in :data:`EPSILON_RANGE`."""
+    return check_range(name, check_positive(name, value), *EPSILON_RANGE)
+
+
+def check_epochs(name: str, value: float) -> float:
+    """Epochs k = K/N in [1/:data:`EPOCHS_MAX`, :data:`EPOCHS_MAX`]."""
+    return check_range(name, check_positive(name, value), 1 / EPOCHS_MAX, EPOCHS_MAX)
+
+
+def check_theta(value: float) -> float:
+    """θ = s_max/s̄ in [1, :data:`THETA_MAX`]."""
+    return check_range("theta", value, 1.0, THETA_MAX)
+
+
+def check_size(name: str, value: int) -> int:
+    """A data set size in [1, :data:`N_MAX`]."""
+    return check_positive_int(name, value, maximum=N_MAX)
+
+
+def check_count(name: str, value: float) -> float:
+    """A count (gradients K, rounds T, a sample size; possibly an average, so a real number) in
+    [1, :data:`COUNT_MAX`]."""
+    return check_range(name, value, 1.0, COUNT_MAX)
 
 
 # --------------------------------------------------------------------------- σ ↔ ε
@@ -93,7 +137,7 @@ def sigma(epsilon: float, delta: float, *, mode: str = "theorem") -> float:
     >>> round(sigma(0.5, 1e-5), 4)
     6.9319
     """
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     L = _log_inv(delta)
     check_choice("mode", mode, MODES)
     return math.sqrt(2 * (epsilon + L) / epsilon) if mode == "theorem" else math.sqrt(2 * L / epsilon)
@@ -106,7 +150,7 @@ def epsilon(sigma: float, delta: float, *, mode: str = "theorem") -> float:
     >>> round(epsilon(12.10881, 1 / 60000), 6), round(epsilon(12.10881, 1.667e-5, mode="paper"), 5)
     (0.152148, 0.15007)
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_sigma("sigma", sigma)
     L = _log_inv(delta)
     check_choice("mode", mode, MODES)
     if mode == "paper":
@@ -128,8 +172,8 @@ def h_bound(x: float) -> float:
     (0.4158, 0.5844)
     """
     x = check_positive("x", x)
-    r = E / x
-    return (math.sqrt(1 + r * r) - r) ** 2
+    r = E / x  # ∞ for a subnormal x: h = 0
+    return 1.0 / (math.hypot(1.0, r) + r) ** 2  # = (sqrt(1 + r²) − r)², without cancellation or overflow
 
 
 def g_bound(x: float) -> float:
@@ -141,7 +185,7 @@ def g_bound(x: float) -> float:
 def alpha_max(sigma: float, *, formula: str = "paper") -> float:
     """Upper end of the domain of F in ᾱ: h(σ) (paper), and also 3 − 2√2 for the corrected denominator."""
     check_choice("formula", formula, GAMMA_FORMULAS)
-    hb = h_bound(sigma)
+    hb = h_bound(check_sigma("sigma", sigma))
     return hb if formula == "paper" else min(hb, 3 - 2 * math.sqrt(2))
 
 
@@ -149,13 +193,11 @@ def gamma_rhs_alpha(alpha_bar: float, sigma: float, *, formula: str = "paper") -
     """F as a function of ᾱ: 2/(1−ᾱ) + 16ᾱ/(1−ᾱ)·(σ/D + e³/(σ(σ(1−ᾱ) − 2e√ᾱ)))·e^{3/σ²}.
 
     D = (1 − √ᾱ)² as printed (``formula="paper"``) or 1 − ᾱ − 2√ᾱ (``"corrected"``, the algebra slip in (39), App. B.3).
-    Returns ``inf`` outside the domain (ᾱ ≥ :func:`alpha_max`), where the bound of Lemma B.3 does not apply.
+    Returns ``inf`` outside the domain (ᾱ ≥ :func:`alpha_max`, ᾱ ≤ 1e300), where the bound of Lemma B.3 does not apply.
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_sigma("sigma", sigma)
     check_choice("formula", formula, GAMMA_FORMULAS)
-    a = float(alpha_bar)
-    if not a >= 0:
-        raise ValueError(f"alpha_bar must be >= 0, got {alpha_bar}")
+    a = check_range("alpha_bar", alpha_bar, 0.0, 1e300)
     if a >= alpha_max(sigma, formula=formula):
         return math.inf
     ra = math.sqrt(a)
@@ -167,10 +209,11 @@ def gamma_rhs_alpha(alpha_bar: float, sigma: float, *, formula: str = "paper") -
 
 
 def gamma_rhs(gamma: float, sigma: float, epsilon: float, k: float, *, formula: str = "paper") -> float:
-    """F(γ; σ, ε, k) with ᾱ = ε/(γk): the right-hand side of the γ inequality of Theorem 3.1."""
-    gamma = check_positive("gamma", gamma)
-    alpha_bar = check_positive("epsilon", epsilon) / (gamma * check_positive("k", k))
-    return gamma_rhs_alpha(alpha_bar, sigma, formula=formula)
+    """F(γ; σ, ε, k) with ᾱ = ε/(γk): the right-hand side of the γ inequality of Theorem 3.1 (``inf`` outside
+    the domain of F, see :func:`gamma_rhs_alpha`)."""
+    gamma = check_range("gamma", check_positive("gamma", gamma), 0.0, 1e300)
+    alpha_bar = check_epsilon("epsilon", epsilon) / (gamma * check_epochs("k", k))
+    return gamma_rhs_alpha(min(alpha_bar, 1e300), sigma, formula=formula)
 
 
 def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", formula: str = "paper") -> float:
@@ -181,9 +224,9 @@ def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", form
     ``"paper"``: the single update F(2) the D.4/E.1 calculators effectively apply (App. D.4 and E.1,
     step 5: their stopping rule fires after one update).
     """
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
-    k = check_positive("k", k)
+    sigma = check_sigma("sigma", sigma)
+    epsilon = check_epsilon("epsilon", epsilon)
+    k = check_epochs("k", k)
     check_choice("mode", mode, MODES)
     check_choice("formula", formula, GAMMA_FORMULAS)
     if mode == "paper":
@@ -202,6 +245,8 @@ def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", form
     hi = 2 * lo
     while diff(hi) < 0:
         hi *= 2
+        if hi > 1e300:  # pragma: no cover - F(γ) → 2 as γ → ∞
+            raise ValueError(f"no γ below 1e300 solves γ >= F(γ) at sigma={sigma}, epsilon={epsilon}, k={k}")
     lo_eval = lo * (1 + 1e-12)
     if diff(lo_eval) >= 0:  # pragma: no cover - F is huge near the domain edge
         return lo_eval
@@ -209,9 +254,10 @@ def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", form
 
 
 def gamma_asymptotic(sigma: float, alpha_bar: float) -> float:
-    """App. B.3 expansion γ ≈ 2 + (2 + 16(σ + e³/σ²)e^{3/σ²})ᾱ (valid for small ᾱ only)."""
-    sigma = check_positive("sigma", sigma)
-    return 2 + (2 + 16 * (sigma + E**3 / sigma**2) * math.exp(3 / sigma**2)) * float(alpha_bar)
+    """App. B.3 expansion γ ≈ 2 + (2 + 16(σ + e³/σ²)e^{3/σ²})ᾱ (valid for small ᾱ only; σ ≥ 0.1, ᾱ in [0, 1])."""
+    sigma = check_range("sigma", check_sigma("sigma", sigma), 0.1, SIGMA_RANGE[1])  # e^{3/σ²} overflows below
+    alpha_bar = check_range("alpha_bar", alpha_bar, 0.0, 1.0)
+    return 2 + (2 + 16 * (sigma + E**3 / sigma**2) * math.exp(3 / sigma**2)) * alpha_bar
 
 
 # --------------------------------------------------------------------------- rounds and conditions
@@ -219,21 +265,19 @@ def min_rounds(
     sigma: float, epsilon: float, k: float, *, theta: float = 1.0, mode: str = "theorem", formula: str = "paper"
 ) -> float:
     """Lower bound (8) on the number of rounds: T ≥ γθ²k²/ε (γ from :func:`gamma`)."""
-    theta = check_positive("theta", theta)
-    if theta < 1:
-        raise ValueError(f"theta must be >= 1 (theta = s_max/s_bar), got {theta}")
+    theta = check_theta(theta)
     g = gamma(sigma, epsilon, k, mode=mode, formula=formula)
     return g * theta**2 * k**2 / epsilon
 
 
 def asymptotic_min_rounds(epsilon: float, k: float, *, theta: float = 1.0) -> float:
     """T_min_asym = θ²k²/(2ε): how far (8) may be lowered by App. C.2's asymptotic tightness argument."""
-    return check_positive("theta", theta) ** 2 * check_positive("k", k) ** 2 / (2 * check_positive("epsilon", epsilon))
+    return check_theta(theta) ** 2 * check_epochs("k", k) ** 2 / (2 * check_epsilon("epsilon", epsilon))
 
 
 def condition_7(k: float, delta: float) -> bool:
     """Condition (7) of Theorem 3.1: (2/e)²k² ≥ 1/2 + ln(1/δ)."""
-    return (2 / E) ** 2 * check_positive("k", k) ** 2 >= 0.5 + _log_inv(delta)
+    return (2 / E) ** 2 * check_epochs("k", k) ** 2 >= 0.5 + _log_inv(delta)
 
 
 def min_epochs(delta: float) -> float:
@@ -257,13 +301,16 @@ def theorem_3_1(
     Returns the conditions (booleans) and ``"holds"``; ``noise`` (the σ used) must be at least eq. (6)'s σ.
     γ is the theorem's smallest solution (with eq. (6)'s σ, or ``noise`` when given).
     """
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_epsilon("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    N = check_positive_int("N", N)
-    k = check_positive("k", k)
-    T = check_positive("T", T)
+    N = check_size("N", N)
+    k = check_epochs("k", k)
+    T = check_count("T", T)
+    theta = check_theta(theta)
     s6 = sigma(epsilon, delta)
-    s_used = s6 if noise is None else check_positive("noise", noise)
+    if not SIGMA_RANGE[0] <= s6 <= SIGMA_RANGE[1]:
+        raise ValueError(f"epsilon={epsilon} and delta={delta} give eq. (6)'s sigma = {s6:.4g} outside {SIGMA_RANGE}")
+    s_used = s6 if noise is None else check_sigma("noise", noise)
     g = gamma(s_used, epsilon, k, formula=formula)
     out = {
         "epsilon<0.5": epsilon < 0.5,
@@ -296,13 +343,15 @@ def theorem_b4(
     (32) s̄ ≤ g(σ_eq6(ε, δ))·N/θ;  (33) ε ≤ γ h(σ) K/N;  (34) ε ≥ γθ²(K/N)(s̄/N);  (35) σ ≥ σ_eq6(ε, δ).
     γ is the smallest solution with ᾱ = εN/(γK) (``gamma_value`` overrides it).
     """
-    noise = check_positive("noise", noise)
-    epsilon = check_positive("epsilon", epsilon)
-    N = check_positive_int("N", N)
-    K = check_positive("K", K)
-    s_bar = check_positive("s_bar", s_bar)
-    theta = check_positive("theta", theta)
-    g = gamma(noise, epsilon, K / N, formula=formula) if gamma_value is None else check_positive("gamma", gamma_value)
+    noise = check_sigma("noise", noise)
+    epsilon = check_epsilon("epsilon", epsilon)
+    delta = check_open_unit("delta", delta)
+    N = check_size("N", N)
+    K = check_count("K", K)
+    s_bar = check_count("s_bar", s_bar)
+    theta = check_theta(theta)
+    k = check_epochs("K/N", K / N)
+    g = gamma(noise, epsilon, k, formula=formula) if gamma_value is None else check_count("gamma_value", gamma_value)
     s6 = sigma(epsilon, delta)
     tol = 1 + 1e-12
     out = {
@@ -364,12 +413,17 @@ def dp_calculator(
     :func:`gamma` (``mode="paper"``: F(2)); step 5 T_min = γθ²k²/ε and T_min_asym = θ²k²/(2ε);
     step 6 s = kN/T.  Condition (7) is reported, not enforced.
     """
-    sig = check_positive("sigma", sigma)
-    N = check_positive_int("N", N)
-    k = check_positive("k", k)
+    sig = check_sigma("sigma", sigma)
+    N = check_size("N", N)
+    k = check_epochs("k", k)
+    theta = check_theta(theta)
     check_choice("mode", mode, MODES)
     delta = 1.0 / N if delta is None else check_open_unit("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta = 1/N must be below 1: N must be at least 2, got N={N}")
     eps = epsilon(sig, delta)
+    if eps < EPSILON_RANGE[0]:
+        raise ValueError(f"sigma={sig} gives epsilon = {eps:.3g} below {EPSILON_RANGE[0]:g} at delta={delta:g}")
     g = gamma(sig, eps, k, mode=mode, formula=formula)
     t_min = g * theta**2 * k**2 / eps
     t_asym = asymptotic_min_rounds(eps, k, theta=theta)
@@ -397,16 +451,20 @@ def max_sample_size(
     rule), except that σ alone gives ε by eq. (6), as App. D.4 step 1 does.  δ defaults to 1/N.
     The App. E.1 search (Theorem B.4; ε is the target) is :func:`dpcore.papers.p000_proactive.e1.max_sample_size_e1`.
     """
-    N = check_positive_int("N", N)
-    k = check_positive("k", k)
+    N = check_size("N", N)
+    k = check_epochs("k", k)
     check_choice("mode", mode, MODES)
     delta = 1.0 / N if delta is None else check_open_unit("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta = 1/N must be below 1: N must be at least 2, got N={N}")
     if epsilon is None and sigma is None:
         raise ValueError("give epsilon or sigma")
     if epsilon is None:
         epsilon = _epsilon_fn(sigma, delta)
-    eps = check_positive("epsilon", epsilon)
-    sig = _sigma_fn(eps, delta, mode=mode) if sigma is None else check_positive("sigma", sigma)
+    eps = check_epsilon("epsilon", epsilon)
+    sig = _sigma_fn(eps, delta, mode=mode) if sigma is None else check_sigma("sigma", sigma)
+    if not SIGMA_RANGE[0] <= sig <= SIGMA_RANGE[1]:
+        raise ValueError(f"epsilon={eps} and delta={delta} give sigma = {sig:.4g} outside {SIGMA_RANGE}")
     t_min = min_rounds(sig, eps, k, theta=theta, mode=mode, formula=formula)
     return math.floor(k * N / t_min + 1e-9)
 
@@ -414,27 +472,37 @@ def max_sample_size(
 # ------------------------------------------------------------------------- numeric accountants (Tables 9–11, App. D.4)
 def gdp_epsilon(noise: float, N: int, k: float, s: float, delta: float, *, sampling: str = "fixed") -> float:
     """ε of the GDP CLT for k epochs at batch s (T = kN/s, possibly non-integer): the paper's "f-DP accountant"
-    of Tables 9–11 (TF Privacy's ``compute_mu_uniform`` + ``eps_from_mu``; asymptotic, can under-report)."""
-    N = check_positive_int("N", N)
-    s = check_positive("s", s)
+    of Tables 9–11 (TF Privacy's ``compute_mu_uniform`` + ``eps_from_mu``; asymptotic, can under-report).  ∞ where
+    the CLT's μ overflows (small noise): no finite ε."""
+    noise = check_sigma("noise", noise)
+    N = check_size("N", N)
+    s = check_count("s", s)
     if s > N:
         raise ValueError(f"s must be <= N, got s={s}, N={N}")
-    mu = fdp.clt_mu(noise, s / N, check_positive("k", k) * N / s, sampling)
+    delta = check_open_unit("delta", delta)
+    mu = fdp.clt_mu(noise, s / N, check_epochs("k", k) * N / s, sampling)
     return fdp.mu_to_epsilon(mu, delta)
 
 
 def poisson_gaussian_rdp(q: float, noise: float, orders: np.ndarray) -> np.ndarray:
     """RDP of one Poisson-subsampled Gaussian step at each order α > 1 (Mironov, Talwar, Zhang 2019, §3.3),
     exact at integer and fractional orders (:func:`dpcore.accounting.rdp.subsampled_gaussian_rdp`)."""
+    q = check_rate("q", q)
+    noise = check_sigma("noise", noise)
+    orders = check_real_array("orders", orders, low=1.0, low_open=True, ndim=1)
     return subsampled_gaussian_rdp(orders, sample_rate=q, noise_multiplier=noise)
 
 
 def rdp_epsilon(noise: float, N: int, k: float, s: float, delta: float) -> float:
     """RDP upper bound for T = ⌈kN/s⌉ Poisson-subsampled Gaussian rounds (integer orders 2..512, conversion of
     Balle et al. 2020): a rigorous cross-check of the CLT numbers of Tables 9–11 (App. D.4)."""
-    N = check_positive_int("N", N)
-    s = check_positive("s", s)
-    steps = math.ceil(check_positive("k", k) * N / s - 1e-9)
+    noise = check_sigma("noise", noise)
+    N = check_size("N", N)
+    s = check_count("s", s)
+    if s > N:
+        raise ValueError(f"s must be <= N, got s={s}, N={N}")
+    delta = check_open_unit("delta", delta)
+    steps = math.ceil(check_epochs("k", k) * N / s - 1e-9)
     orders = np.arange(2, 513)
     return rdp_to_epsilon(orders, steps * poisson_gaussian_rdp(s / N, noise, orders), delta, conversion="balle")
 
@@ -445,9 +513,15 @@ def honest_row(noise: float, s: float, N: int, K: float, delta: float, *, formul
     ε by eq. (6); γ* (theorem); s_max* = kN/T_min(γ*); whether Theorem 3.1 applies (s ≤ s_max*, ε < 0.5, …);
     whether Theorem B.4's (32)–(35) hold at s̄ = s; the GDP-CLT (uniform) ε and the RDP upper bound.
     """
-    N = check_positive_int("N", N)
-    K = check_positive("K", K)
-    k = K / N
+    noise = check_sigma("noise", noise)
+    if noise**2 <= 2:
+        raise ValueError(f"noise must satisfy noise**2 > 2 for eq. (6) (noise > {math.sqrt(2):.6f}), got {noise}")
+    N = check_size("N", N)
+    K = check_count("K", K)
+    s = check_count("s", s)
+    if s > N or s > K:
+        raise ValueError(f"s must be <= N and <= K, got s={s}, N={N}, K={K}")
+    k = check_epochs("K/N", K / N)
     eps6 = epsilon(noise, delta)
     g = gamma(noise, eps6, k, formula=formula)
     s_max = k * N / (g * k**2 / eps6)

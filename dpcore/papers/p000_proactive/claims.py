@@ -10,12 +10,14 @@ that shows it.
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, specs_by_key
+from dpcore.claims import ClaimSpec, Erratum, Interval, NotebookClaims, specs_by_key
 
 __all__ = [
     "SPECS", "CLAIMS", "TABLE_SPECS", "TABLE_CLAIMS", "CONVEX_SPECS", "CONVEX_CLAIMS", "NONCONVEX_SPECS",
-    "NONCONVEX_CLAIMS",
+    "NONCONVEX_CLAIMS", "NOTEBOOKS", "TITLE",
 ]
+
+TITLE = "van Dijk et al., Proactive DP: a multiple target optimization framework for DP-SGD"
 
 #: the calculator and accountant numbers (notebook ``proactive_dp_tables``)
 TABLE_SPECS: tuple[ClaimSpec, ...] = (
@@ -1584,13 +1586,13 @@ CONVEX_SPECS: tuple[ClaimSpec, ...] = (
     ),
     ClaimSpec(
         "000", "convex.utility.C0.1.sigma_range", "Figs 4, 5", "range of the maximum σ (≤ about 10% accuracy loss) "
-        "at C = 0.1", "[18, 22]", "printed",
+        "at C = 0.1", Interval(18, 22), "printed",
         "App. D.2, paragraph after Figs 4–6: 'for clipping constant C = 0.1, we can choose the maximum σ somewhere in "
         "the range σ ∈ [18, 22]'", note=_STANDIN,
     ),
     ClaimSpec(
         "000", "convex.utility.C0.075.sigma_range", "Figs 4, 5", "range of the maximum σ (≤ about 10% accuracy "
-        "loss) at C = 0.075", "[18, 30]", "printed",
+        "loss) at C = 0.075", Interval(18, 30), "printed",
         "App. D.2, paragraph after Figs 4–6: 'Another option is C = 0.075, where we can tolerate σ ∈ [18, 30]'",
         note=_STANDIN,
     ),
@@ -1689,3 +1691,9 @@ NONCONVEX_SPECS: tuple[ClaimSpec, ...] = (
 NONCONVEX_CLAIMS = specs_by_key(NONCONVEX_SPECS)
 SPECS = TABLE_SPECS + CONVEX_SPECS + NONCONVEX_SPECS
 CLAIMS = specs_by_key(SPECS)
+NOTEBOOKS: tuple[NotebookClaims, ...] = (
+    NotebookClaims.of("000_proactive_dp/proactive_dp_tables", "σ calculators, Tables 3-11, theorems", TABLE_SPECS),
+    NotebookClaims.of("000_proactive_dp/convex_training", "convex training, Figs. 1, 2, 4, 5, 7, 8", CONVEX_SPECS),
+    NotebookClaims.of("000_proactive_dp/nonconvex_training", "MNIST/CIFAR-10 training, Figs. 3, 6, 9-14",
+                      NONCONVEX_SPECS),
+)

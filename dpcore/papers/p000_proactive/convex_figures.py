@@ -118,20 +118,27 @@ def _with_curve(history: pd.DataFrame, mode: str) -> pd.DataFrame:
     return part
 
 
+_MODE_LEGENDS = ("outside lower left", "outside lower right")  # one legend per mode, under its columns
+
+
 def epsilon_figure(history: pd.DataFrame, *, title: str, modes=("paper", "theorem")) -> Figure:
-    """Figs 11/12: a curve per Table 6 row and the non-private runs; rows objectives, columns (mode × metric)."""
+    """Figs 11/12: a curve per Table 6 row and the non-private runs; rows objectives, columns (mode × metric).
+    Each mode's legend sits below the panels (under its columns when there are two modes), off the data."""
     objectives = list(dict.fromkeys(history.objective))
     fig, axes = new_axes(2 * len(modes), len(objectives), width=5.0 * len(modes) * 2, height=3.9 * len(objectives))
     for m, mode in enumerate(modes):
         part = _with_curve(history, mode)
         labels = {k: v for k, v in _epsilon_labels(history[history["mode"] == mode]).items()}
         labels.update({v: v for v in part["mode"].unique() if v.startswith("non-private")})
+        what = "Table 6 as printed" if mode == "paper" else "theorem-faithful (eq. (6), γ*)"
         for i, obj in enumerate(objectives):
             for j, metric in enumerate(METRICS):
                 ax = axes[i, 2 * m + j]
-                history_panel(ax, part, obj, "curve", metric, labels, legend=i == 0 and j == 0)
-                what = "Table 6 as printed" if mode == "paper" else "theorem-faithful (eq. (6), γ*)"
+                history_panel(ax, part, obj, "curve", metric, labels, legend=False)
                 ax.set_title(f"{obj}: {what}", fontsize=8)
+        handles, names = axes[0, 2 * m].get_legend_handles_labels()
+        loc = _MODE_LEGENDS[m] if len(modes) <= len(_MODE_LEGENDS) else "outside lower center"
+        fig.legend(handles, names, loc=loc, ncols=2, fontsize=7, title=what, title_fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=10)
     return fig
 

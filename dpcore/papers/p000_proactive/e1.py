@@ -31,14 +31,16 @@ import numpy as np
 from scipy import optimize
 
 from dpcore.papers.p000_proactive import calculator as pr
-from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
+from dpcore.validation import check_choice, check_open_unit, check_positive_int, check_sequence
 
 __all__ = ["E1Result", "e1_evaluate", "e1_paper_sigma", "max_sample_size_e1", "schedule"]
 
 
 @dataclass(frozen=True)
 class E1Result:
-    """One evaluation of the E.1 calculator at sample size ``s`` for phase j."""
+    """One evaluation of the E.1 calculator at sample size ``s`` for phase j.  Where the γ iteration has no
+    solution (no candidate), ``epsilon`` and ``gamma`` are ∞ (no guarantee), ``sigma`` is σ_j or ∞, and
+    ``admissible`` is False."""
 
     s: int
     epsilon: float
@@ -56,12 +58,27 @@ class E1Result:
         return self.admissible and self.epsilon <= epsilon_target * (1 + 1e-12)
 
 
-def e1_paper_sigma(s: float, N: int, K: float, delta: float) -> tuple[float, float, float]:
+def e1_paper_sigma(s: int, N: int, K: float, delta: float) -> tuple[float, float, float]:
     """The paper-mode E.1 step at a given s (j = 0, θ = 1): (γ_1, ε_1, σ) with γ_1 = F(2; σ_0, ε_0, k),
     ε_0 = 2sK/N², σ_0 = sqrt(2 ln(1/δ)/ε_0), ε_1 = γ_1 sK/N², σ = sqrt(2 ln(1/δ)/ε_1): the σ column of
-    Tables 6–8."""
+    Tables 6–8 (∞ where the γ update is undefined)."""
+    K = pr.check_count("K", K)
+    delta = check_open_unit("delta", delta)
     r = e1_evaluate(s, N, K, delta=delta, mode="paper")
     return r.gamma, r.epsilon, r.sigma
+
+
+def _history(history: Sequence[tuple[float, float]], N: int) -> list[tuple[float, float]]:
+    """[(s_i, K_i)] of the earlier phases: at most 1000 pairs of counts with s_i <= N."""
+    out = []
+    for item in check_sequence("history", history, min_len=0):
+        if len(out) == 1000 or isinstance(item, str) or not hasattr(item, "__len__") or len(item) != 2:
+            raise ValueError(f"history must be a sequence of at most 1000 pairs (s_i, K_i), got {item!r}")
+        s_i, k_i = pr.check_count("history", item[0]), pr.check_count("history", item[1])
+        if s_i > N:
+            raise ValueError(f"history sample sizes must be <= N={N}, got {s_i}")
+        out.append((s_i, k_i))
+    return out
 
 
 def _phase(s: int, K_j: float, history: Sequence[tuple[float, float]]) -> tuple[float, float, float, float]:
@@ -87,17 +104,30 @@ def e1_evaluate(
 ) -> E1Result:
     """Steps 1–6 of App. E.1 for one candidate s (``history`` = [(s_i, K_i)] of the earlier phases; ``sigma_j``
     is required for j > 0).  ``admissible`` says whether (32) and (33) hold (the ε target is checked by the caller)."""
+    N = pr.check_size("N", N)
     s = check_positive_int("s", s)
-    N = check_positive_int("N", N)
-    K_j = check_positive("K_j", K_j)
+    if s > N:
+        raise ValueError(f"s must be in [1, N={N}], got {s}")
+    K_j = pr.check_count("K_j", K_j)
+    if K_j < s:
+        raise ValueError(f"K_j must be at least s (one round), got K_j={K_j}, s={s}")
     check_choice("mode", mode, pr.MODES)
+    check_choice("formula", formula, pr.GAMMA_FORMULAS)
     delta = 1.0 / N if delta is None else check_open_unit("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta = 1/N must be below 1: N must be at least 2, got N={N}")
+    history = _history(history, N)
     if history and sigma_j is None:
         raise ValueError("sigma_j is required for a phase j > 0 (non-empty history)")
     if sigma_j is not None:
-        sigma_j = check_positive("sigma_j", sigma_j)
+        sigma_j = pr.check_sigma("sigma_j", sigma_j)
     K, T, s_bar, theta = _phase(s, K_j, history)
+    if K / N > pr.EPOCHS_MAX or theta > pr.THETA_MAX:
+        raise ValueError(f"K_j and history give K/N = {K / N:.3g} epochs (at most {pr.EPOCHS_MAX:g}) and theta = "
+                         f"{theta:.3g} (at most {pr.THETA_MAX:g})")  # fmt: skip
     rule = "theorem" if mode == "theorem" else "paper"
+    if sigma_j is not None and rule == "theorem" and sigma_j**2 <= 2:
+        raise ValueError(f"sigma_j must satisfy sigma_j**2 > 2 for eq. (6), got {sigma_j}")
     eps_floor = pr.epsilon(sigma_j, delta, mode=rule) if sigma_j is not None else 0.0
 
     def eps_of(g: float) -> float:
@@ -106,14 +136,24 @@ def e1_evaluate(
     def sig_of(eps: float) -> float:
         return sigma_j if sigma_j is not None else pr.sigma(eps, delta, mode=rule)
 
+    def in_domain(eps: float) -> bool:
+        """ε and its σ inside the calculator's domain (outside it there is no candidate)."""
+        if not pr.EPSILON_RANGE[0] <= eps <= pr.EPSILON_RANGE[1]:
+            return False
+        sigmas = (sig_of(eps), pr.sigma(eps, delta, mode=rule))
+        return all(pr.SIGMA_RANGE[0] <= v <= pr.SIGMA_RANGE[1] for v in sigmas)
+
     def rhs(g: float) -> float:
         eps = eps_of(g)
-        return pr.gamma_rhs_alpha(eps * N / (g * K), sig_of(eps), formula=formula)
+        if not in_domain(eps):
+            return math.inf
+        return pr.gamma_rhs_alpha(min(eps * N / (g * K), 1e300), sig_of(eps), formula=formula)
 
     def result(g: float | None) -> E1Result:
-        if g is None or not math.isfinite(g):
-            return E1Result(s, math.nan, math.nan, math.nan, theta, s_bar, K, T, K_j / s, {}, False)
-        eps = eps_of(g)
+        eps = eps_of(g) if g is not None and math.isfinite(g) else math.inf
+        if not in_domain(eps):
+            no_sigma = math.inf if sigma_j is None else sigma_j
+            return E1Result(s, math.inf, no_sigma, math.inf, theta, s_bar, K, T, K_j / s, {}, False)
         sig = sig_of(eps)
         c32 = theta * s_bar <= pr.g_bound(pr.sigma(eps, delta, mode=rule)) * N * (1 + 1e-12)
         c33 = eps <= g * pr.h_bound(sig) * K / N * (1 + 1e-12)
@@ -172,10 +212,14 @@ def max_sample_size_e1(
     (ε grows with s there, and (32)/(33) fail once); the tests check both agree.  ``s_limit`` caps s (default
     min(N, K_j)).  Raises ValueError when the start itself is rejected.
     """
-    N = check_positive_int("N", N)
-    epsilon_target = check_positive("epsilon_target", epsilon_target)
+    N = pr.check_size("N", N)
+    K_j = pr.check_count("K_j", K_j)
+    epsilon_target = pr.check_epsilon("epsilon_target", epsilon_target)
     check_choice("search", search, ("bisect", "scan"))
-    s_limit = int(min(N, K_j)) if s_limit is None else check_positive_int("s_limit", s_limit)
+    history = _history(history, N)
+    s_limit = int(min(N, K_j)) if s_limit is None else check_positive_int("s_limit", s_limit, maximum=N)
+    if search == "scan" and s_limit > 10**6:
+        raise ValueError(f"s_limit must be at most 1e6 with search='scan' (one evaluation per s), got {s_limit}")
     if s_start is None:
         s_start = min(s_limit, int(max(si for si, _ in history))) if history else 1
     s_start = check_positive_int("s_start", s_start)
@@ -188,8 +232,8 @@ def max_sample_size_e1(
     first = ev(s_start)
     if not first.accepted(epsilon_target):
         raise ValueError(
-            f"no sample size is accepted: at s = {s_start}, epsilon = {first.epsilon:.4g} (target {epsilon_target}), "
-            f"theta = {first.theta:.4g}, conditions {first.conditions}"
+            f"no sample size is accepted for N={N}, K_j={K_j:g}, epsilon_target={epsilon_target:g}, sigma_j={sigma_j}: "
+            f"at s = {s_start}, epsilon = {first.epsilon:.4g}, theta = {first.theta:.4g}, conditions {first.conditions}"
         )
     if search == "scan":
         best = first
@@ -233,14 +277,15 @@ def schedule(
     ``"stop"`` returns the phases completed so far.
     """
     check_choice("on_infeasible", on_infeasible, ("raise", "stop"))
-    if not phases:
-        raise ValueError("phases must contain at least one (sigma_j, K_j)")
+    phases = check_sequence("phases", phases)
+    if len(phases) > 100:
+        raise ValueError(f"phases must hold at most 100 phases, got {len(phases)}")
     out: list[E1Result] = []
     history: list[tuple[float, float]] = []
     prev_sigma = math.inf
     for j, phase in enumerate(phases):
-        if len(phase) not in (2, 3):
-            raise ValueError(f"phase {j} must be (sigma_j, K_j) or (sigma_j, K_j, s_limit_j), got {phase!r}")
+        if isinstance(phase, str) or not hasattr(phase, "__len__") or len(phase) not in (2, 3):
+            raise ValueError(f"phases: phase {j} must be (sigma_j, K_j) or (sigma_j, K_j, s_limit_j), got {phase!r}")
         sigma_j, K_j = phase[0], phase[1]
         s_limit = phase[2] if len(phase) == 3 else None
         if j == 0 and sigma_j is not None:
@@ -248,7 +293,7 @@ def schedule(
         if j > 0:
             if sigma_j is None:
                 raise ValueError(f"phase {j} needs sigma_j")
-            if not sigma_j < prev_sigma:
+            if not pr.check_sigma("sigma_j", sigma_j) < prev_sigma:
                 raise ValueError(f"sigma_j must decrease from phase to phase, got {sigma_j} after {prev_sigma}")
         try:
             r = max_sample_size_e1(

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpcore.validation import check_open_unit, check_positive, check_positive_int
+from dpcore.papers.p000_proactive.calculator import check_count, check_epsilon, check_sigma, check_size
+from dpcore.validation import check_open_unit, check_positive, check_positive_int, check_real_array
 
 __all__ = ["lemma_b3_bound", "moments_epsilon", "theorem_b2"]
 
@@ -31,9 +32,9 @@ SIGMA_MIN = 216 / 215
 
 
 def _check_round(s: float, N: int, sigma: float, r0: float | None) -> tuple[float, int, float, float]:
-    s = check_positive("s", s)
-    N = check_positive_int("N", N)
-    sigma = check_positive("sigma", sigma)
+    s = check_count("s", s)
+    N = check_size("N", N)
+    sigma = check_sigma("sigma", sigma)
     if s >= N:
         raise ValueError(f"s must be < N, got s={s}, N={N}")
     if sigma < SIGMA_MIN:
@@ -52,7 +53,7 @@ def lemma_b3_bound(lam: int | np.ndarray, s: float, N: int, sigma: float, *, r0:
     Returns ``inf`` where λ is not admissible (λ > σ² ln(N/(sσ)) or u0, u1 ≥ 1).
     """
     s, N, sigma, r0 = _check_round(s, N, sigma, r0)
-    lam = np.asarray(lam, dtype=float)
+    lam = check_real_array("lam", lam, low=0.0)
     u0 = 2 * np.sqrt(lam * r0 / sigma) / (sigma - r0)
     u1 = u0 * E / sigma
     lam_max = sigma**2 * math.log(N / (s * sigma)) if N > s * sigma else 0.0
@@ -75,14 +76,19 @@ def moments_epsilon(
     Returns ``inf`` when no λ is admissible.
     """
     delta = check_open_unit("delta", delta)
-    if np.ndim(sample_sizes) == 0:
+    sigma = check_sigma("sigma", sigma)
+    N = check_size("N", N)
+    sample_sizes = check_real_array("sample_sizes", sample_sizes, low=1.0, high=N, high_open=True)
+    if sample_sizes.ndim == 0:
         if rounds is None:
             raise ValueError("rounds is required with a constant sample size")
         sizes, counts = np.array([float(sample_sizes)]), np.array([check_positive_int("rounds", rounds)])
     else:
-        sizes, counts = np.unique(np.asarray(sample_sizes, dtype=float), return_counts=True)
-        if sizes.size == 0:
-            raise ValueError("sample_sizes must be non-empty")
+        if sample_sizes.ndim != 1 or sample_sizes.size > 10**6:
+            raise ValueError("sample_sizes must be a number or a 1-D sequence of at most 1e6 numbers in [1, N)")
+        if rounds is not None:
+            check_positive_int("rounds", rounds)
+        sizes, counts = np.unique(sample_sizes, return_counts=True)
     lam_max = int(sigma**2 * math.log(N / (sizes.max() * sigma))) if N > sizes.max() * sigma else 0
     if lam_max < 1:
         return math.inf
@@ -90,7 +96,7 @@ def moments_epsilon(
     total = np.zeros_like(lam)
     for s, c in zip(sizes, counts, strict=True):
         total += c * np.asarray(lemma_b3_bound(lam, s, N, sigma))
-    eps = (total + math.log(1 / delta)) / lam
+    eps = (total + -math.log(delta)) / lam
     return float(np.min(eps))
 
 
@@ -108,13 +114,13 @@ def theorem_b2(
     ``r0`` defaults to σ·max(s_i)/N (the smallest value allowed by s_i/N ≤ r0/σ).  Returns the intermediate
     quantities (Ŝ1..Ŝ3, ρ, ρ̂, r, u0, u1, c1, c0), ``sigma_required``, the side conditions and ``holds``.
     """
-    sigma = check_positive("sigma", sigma)
-    epsilon = check_positive("epsilon", epsilon)
+    sigma = check_sigma("sigma", sigma)
+    epsilon = check_epsilon("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    N = check_positive_int("N", N)
-    s = np.asarray(sample_sizes, dtype=float)
-    if s.ndim != 1 or s.size == 0 or np.any(s <= 0) or np.any(s >= N):
-        raise ValueError("sample_sizes must be a non-empty sequence of values in (0, N)")
+    N = check_size("N", N)
+    s = check_real_array("sample_sizes", sample_sizes, low=1.0, high=N, high_open=True, ndim=1)
+    if s.size > 10**7:
+        raise ValueError(f"sample_sizes must hold at most 1e7 rounds, got {s.size}")
     T = s.size
     r0 = sigma * s.max() / N if r0 is None else check_positive("r0", r0)
     S = [float(np.sum(s**j / (N * (N - s) ** (j - 1))) / T) for j in (1, 2, 3)]
@@ -136,6 +142,6 @@ def theorem_b2(
     c1 = epsilon / (T * S[0] ** 2)
     x = r * rho * c1
     c0 = min((math.sqrt(2 * x + 1) - 1) / x, 2 / (rho_hat * c1))
-    required = 2 / math.sqrt(c0) * math.sqrt(S[1] * T * (epsilon + math.log(1 / delta))) / epsilon
+    required = 2 / math.sqrt(c0) * math.sqrt(S[1] * T * (epsilon + -math.log(delta))) / epsilon
     holds = all(side.values()) and sigma >= required * (1 - 1e-12)
     return {**out, **side, "r": r, "c1": c1, "c0": c0, "sigma_required": required, "holds": holds}

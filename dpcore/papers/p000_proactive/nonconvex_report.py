@@ -24,7 +24,7 @@ from dpcore.experiments.registry import get
 from dpcore.experiments.store import Store, decode_float
 from dpcore.papers.p000_proactive import tables
 from dpcore.papers.p000_proactive import training as t0
-from dpcore.plots import new_axes, series_style
+from dpcore.plots import log_scale_if_wide, new_axes, series_style
 
 __all__ = [
     "NAMES",
@@ -231,6 +231,7 @@ def _sweep_figure(labels: dict[str, str], heading: str, runs: pd.DataFrame, hist
     fig, axes = new_axes(2, 1, width=12.0, height=4.6)
     data = _curves(axes[0, 0], runs, history, labels, "accuracy")
     _curves(axes[0, 1], runs, history, labels, "loss")
+    log_scale_if_wide(axes[0, 1])  # a diverging run would flatten the others on a linear axis
     axes[0, 0].set_title(heading)
     axes[0, 1].set_title("test loss")
     if title:

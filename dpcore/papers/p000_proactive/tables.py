@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dpcore.validation import check_open_unit, check_positive_int
+
 __all__ = ["Setting", "SETTINGS", "TABLE_3_5", "TABLES_6_8", "TABLES_9_11"]
 
 
@@ -20,6 +22,13 @@ class Setting:
     N: int
     K: int
     delta: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
+        check_positive_int("N", self.N)
+        check_positive_int("K", self.K)
+        check_open_unit("delta", self.delta)
 
     @property
     def k(self) -> float:

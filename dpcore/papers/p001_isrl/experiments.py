@@ -7,9 +7,9 @@ test metric, averaged over the same repetitions, is the trial's result.  Curves 
 the mean over trials with "90% error bars": the authors' scripts draw a symmetric bar
 of half-width (95th − 5th percentile)/2 around the mean (error rates capped to [0, 1]).
 
-:func:`run_sweep` executes one algorithm on all trials × repetitions × ε × grid in a few
-batched calls (trials × repetitions are independent streams; ε and the grid are
-configurations sharing a stream's random draws).  The noise of each silo follows the
+:func:`run_sweep` executes one algorithm on all repetitions × ε × grid of a trial in one
+batched call per trial (repetitions are independent streams; ε and the grid are
+configurations sharing a stream's random draws: one matrix product serves them all).  The noise of each silo follows the
 paper's calibrations (:mod:`dpcore.papers.p001_isrl.accounting`) with δ_i = 1/n_i², L the clip
 threshold (insurance) or the Lipschitz bound 2·max‖x‖ (MNIST, obesity), and
 K_i = int(max(1, n_i·sqrt(ε_max/(4R)))) unless given.
@@ -163,11 +163,23 @@ class SweepResult:
         )
 
 
+def _silo_noise(sweep: Sweep, n: int, k: int, epsilon: float, lipschitz: float) -> float:
+    """σ of one silo (n records, batch or local steps K) at (ε, L) by the paper's calibration of the algorithm."""
+    kw = dict(lipschitz=lipschitz, epsilon=epsilon, delta=1.0 / n**2)
+    if sweep.algorithm == "mb-sgd":
+        return isrl.noise_std(rounds=sweep.rounds, n=n, batch_size=k, formula=sweep.noise, **kw)
+    if sweep.algorithm == "local-sgd":
+        return isrl.local_sgd_noise_std(rounds=sweep.rounds, n=n, batch_size=k, **kw)
+    return isrl.one_pass_noise_std(batch_size=k, **kw)
+
+
 def _noise_table(sweep: Sweep, trials: FederatedTrials, batch: np.ndarray) -> np.ndarray:
-    """σ [T, C, N] for configurations C = ε × grid (clip-major, then stepsize)."""
+    """σ [T, C, N] for configurations C = ε × grid (clip-major, then stepsize); σ depends on (ε, clip) and the
+    silo, not on the stepsize, so it is computed once per (ε, clip, n_i, K_i)."""
     grid = sweep.grid
     t_count, n_silos = trials.sizes.shape
     table = np.zeros((t_count, len(sweep.epsilons) * len(grid), n_silos))
+    cache: dict[tuple[float, float, int, int], float] = {}
     for c, (eps, clip) in enumerate(itertools.product(sweep.epsilons, grid["clip"])):
         lip = clip if sweep.clips is not None else sweep.lipschitz
         if math.isinf(eps):
@@ -177,14 +189,10 @@ def _noise_table(sweep: Sweep, trials: FederatedTrials, batch: np.ndarray) -> np
             continue
         for t in range(t_count):
             for i in range(n_silos):
-                n, k = int(trials.sizes[t, i]), int(batch[t, i])
-                kw = dict(lipschitz=lip, epsilon=eps, delta=1.0 / n**2)
-                if sweep.algorithm == "mb-sgd":
-                    table[t, c, i] = isrl.noise_std(rounds=sweep.rounds, n=n, batch_size=k, formula=sweep.noise, **kw)
-                elif sweep.algorithm == "local-sgd":
-                    table[t, c, i] = isrl.local_sgd_noise_std(rounds=sweep.rounds, n=n, batch_size=k, **kw)
-                else:
-                    table[t, c, i] = isrl.one_pass_noise_std(batch_size=k, **kw)
+                key = (eps, lip, int(trials.sizes[t, i]), int(batch[t, i]))
+                if key not in cache:
+                    cache[key] = _silo_noise(sweep, key[2], key[3], eps, lip)
+                table[t, c, i] = cache[key]
     return table * sweep.noise_scale
 
 
@@ -228,13 +236,13 @@ def run_sweep(
     *,
     seed: int = 0,
     dtype: torch.dtype = torch.float32,
-    max_elements: float = 6e6,
 ) -> SweepResult:
     """Run ``sweep`` on every trial × repetition, batched; see the module docstring.
 
-    Trials are processed in chunks whose largest intermediate tensor has about
-    ``max_elements`` entries; chunk c uses seed ``seed + 7919·c`` (results are
-    reproducible for a given ``seed`` and ``max_elements``).
+    Trial t runs all its repetitions and configurations in one call with seed ``seed + 7919·t``,
+    so a trial's result does not depend on how many trials the sweep has.  One trial at a time
+    keeps a Local SGD step's working set (repetitions × M silos × configurations × k × d
+    numbers) small enough for the processor's cache: Local SGD takes R·K sequential steps.
     """
     start = time.perf_counter()
     batch = sweep.batch_sizes(trials.sizes)
@@ -245,22 +253,16 @@ def run_sweep(
     clip = None if sweep.clips is None else np.tile(grid["clip"].to_numpy(float), len(sweep.epsilons))
     loss = make_loss(trials.loss, trials.num_outputs)
     pool = SiloPool(trials.train_x, trials.train_y, trials.sizes, loss, seed=seed, dtype=dtype)
-    k_out = trials.num_outputs
     m = sweep.silos_per_round
-    if sweep.algorithm == "local-sgd":
-        per_trial = sweep.reps * m * configs * k_out * trials.dim
-    else:
-        per_trial = sweep.reps * m * trials.train_x.shape[2] * configs * k_out
-    chunk = max(1, int(max_elements // max(per_trial, 1)))
     t_count = trials.num_trials
     train = np.empty((t_count, sweep.reps, configs))
     test = np.empty((t_count, sweep.reps, configs))
-    for ci, first in enumerate(range(0, t_count, chunk)):
-        ts = np.arange(first, min(t_count, first + chunk))
+    for t in range(t_count):
+        ts = np.array([t])
         streams = np.repeat(ts, sweep.reps)
         common = dict(
             silos_per_round=m, stepsize=stepsize, trial_of_stream=streams, noise_std=sigma, clip=clip,
-            seed=seed + 7919 * ci,
+            seed=seed + 7919 * t,
         )
         if sweep.algorithm == "mb-sgd":
             w = algorithms.mb_sgd(
@@ -383,15 +385,15 @@ class PanelResult:
         return float(frame.loc[np.isclose(frame["epsilon"], epsilon), "mean"].iloc[0])
 
 
-def run_panel(trials: FederatedTrials, panel: Panel, *, seed: int = 0, cap: tuple[float, float] | None = None,
-              max_elements: float = 6e6) -> PanelResult:
+def run_panel(trials: FederatedTrials, panel: Panel, *, seed: int = 0, cap: tuple[float, float] | None = None
+              ) -> PanelResult:
     """Run the four curves of one panel with the App. I protocol (see :func:`run_sweep`)."""
     selected, curves, seconds, batch = [], [], {}, None
     for k, (algorithm, private) in enumerate(
         [("mb-sgd", True), ("local-sgd", True), ("mb-sgd", False), ("local-sgd", False)]
     ):
         label = LABELS[(algorithm, private)]
-        result = run_sweep(trials, panel.sweep(algorithm, private), seed=seed + 100_003 * k, max_elements=max_elements)
+        result = run_sweep(trials, panel.sweep(algorithm, private), seed=seed + 100_003 * k)
         chosen = select(result)
         chosen.insert(0, "curve", label)
         summary = summarize(chosen, cap=cap)

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting.modelmix import INTEGER_ORDERS, per_step_rdp
+from dpcore.accounting.modelmix import INTEGER_ORDERS, MAX_NOISE_RATIO, per_step_rdp
 from dpcore.accounting.rdp import rdp_to_epsilon
-from dpcore.papers.p002_modelmix.fig3 import FIG3, PANELS
+from dpcore.papers.p002_modelmix.fig3 import FIG3, PANELS, accountant_range, check_counts, check_frame
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
 __all__ = ["corollary41_epsilon", "fig3_printed_vs_corrected", "claim_values", "CLAIM_PANEL"]
@@ -33,7 +33,7 @@ def corollary41_epsilon(
     clip: float,
     tau: float,
     delta: float,
-    linf_blocks: int,
+    linf_blocks: int | None,
     mode: str = "corrected",
     orders: Sequence[float] = INTEGER_ORDERS,
 ) -> float:
@@ -42,11 +42,15 @@ def corollary41_epsilon(
     Printed: ε ≤ min_α [log Σ_k C(α,k)(1−q)^{α−k} q^k A_k + log(1/δ)] / (1 − α) -- the factor T is
     missing and the denominator has the wrong sign, so the value is negative and meaningless.
     Corrected (Theorem 4.1 and Appendix C): min_α [T·log Σ(...) + log(1/δ)] / (α − 1), identical to
-    :func:`epsilon` with ``bound="modelmix"``, ``conversion="mironov"`` and integer orders.
+    :func:`epsilon` with ``bound="modelmix"``, ``conversion="mironov"`` and integer orders.  ``linf_blocks=None``
+    is ℓ2 clipping (Theorem 4.1, p = 1).  Only the corrected value is an ε (≥ 0); the printed one reproduces the
+    erratum and is negative.
     """
     check_choice("mode", mode, ("corrected", "printed"))
     delta = check_open_unit("delta", delta)
     steps = check_positive_int("steps", steps)
+    if check_positive("noise_multiplier", noise_multiplier) > MAX_NOISE_RATIO:
+        raise ValueError(f"noise_multiplier must be in (0, {MAX_NOISE_RATIO:g}], got {noise_multiplier}")
     a, per_step = per_step_rdp(
         orders,
         n=n,
@@ -60,7 +64,7 @@ def corollary41_epsilon(
     if mode == "corrected":
         return rdp_to_epsilon(a, steps * per_step, delta, conversion="mironov")
     log_sum = per_step * (a - 1)  # log Σ_k C(α,k)(1−q)^{α−k} q^k A_k
-    return float(np.min((log_sum + math.log(1 / delta)) / (1 - a)))
+    return float(np.min((log_sum - math.log(delta)) / (1 - a)))
 
 
 def fig3_printed_vs_corrected(
@@ -73,21 +77,24 @@ def fig3_printed_vs_corrected(
     :data:`CLAIM_PANEL`, else empty).
     """
     z = check_positive("z", z)
+    if not isinstance(panels, str) or not panels or not set(panels) <= set(PANELS):
+        raise ValueError(f"panels must be a string of letters among {sorted(PANELS)}, got {panels!r}")
+    linf_blocks = check_counts("linf_blocks", linf_blocks, maximum=10**6)
     rows = []
     for letter in panels:
-        if letter not in PANELS:
-            raise ValueError(f"panels must be letters among {sorted(PANELS)}, got {letter!r}")
         q, tau = PANELS[letter]
         for p in linf_blocks:
             kw = dict(n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z,
                       clip=FIG3["clip"], tau=tau, delta=FIG3["delta"], linf_blocks=p)  # fmt: skip
-            rows.append({"panel": letter, "p": p, "as printed": corollary41_epsilon(mode="printed", **kw),
-                         "corrected": corollary41_epsilon(mode="corrected", **kw),
+            with accountant_range(z=z):
+                printed, corrected = (corollary41_epsilon(mode=m, **kw) for m in ("printed", "corrected"))
+            rows.append({"panel": letter, "p": p, "as printed": printed, "corrected": corrected,
                          "key": f"cor41.as_printed.fig3{letter}.p{p}" if letter == CLAIM_PANEL else ""})  # fmt: skip
     return pd.DataFrame(rows)
 
 
 def claim_values(table: pd.DataFrame) -> dict[str, float]:
     """Claim key -> the printed formula's ε, for the rows of :func:`fig3_printed_vs_corrected` that are claims."""
+    table = check_frame("table", table, ("key", "as printed"))
     rows = table[table["key"] != ""]
     return {str(k): float(v) for k, v in zip(rows["key"], rows["as printed"], strict=True)}

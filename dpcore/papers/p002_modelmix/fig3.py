@@ -16,7 +16,8 @@ checks of those statements (:func:`qualitative_checks`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -24,7 +25,15 @@ import pandas as pd
 from dpcore.accounting import modelmix as mm
 from dpcore.accounting.modelmix import TF_PRIVACY_ORDERS, dpsgd_rdp, epsilon_curve
 from dpcore.accounting.rdp import rdp_to_epsilon
-from dpcore.validation import check_positive, check_positive_int
+from dpcore.validation import (
+    check_finite,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_rate,
+    check_real_array,
+    check_sequence,
+)
 
 __all__ = [
     "FIG3",
@@ -69,6 +78,61 @@ PANELS: dict[str, tuple[float, float]] = {
 P_SWEEP: tuple[int, ...] = (1, 4, 16, 25, 64, 100, 256, 1024)
 SATURATION_P: tuple[int, ...] = (1, 4, 16, 64, 256, 1024)
 _CURVE_KEY = {"ModelMix": "modelmix", "ModelMix p=25": "p25", "ModelMix p=100": "p100"}
+#: Most entries of a sweep or of a list of iteration counts (each is one accountant evaluation), and the
+#: largest τ/η accepted (the figure's are 0.075–0.3).
+MAX_POINTS = 1000
+MAX_TAU = 1e3
+
+
+@contextmanager
+def accountant_range(**given) -> Iterator[None]:
+    """Re-raise the ModelMix accountant's range refusals (its noise multiplier too small or too large for the
+    envelope width and orders) naming the caller's parameters that set them (``given``), with its reason.
+    Every other input is validated before, so these are the only refusals left."""
+    try:
+        yield
+    except ValueError as exc:
+        names = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise ValueError(f"{names}: out of the ModelMix accountant's range ({exc})") from exc
+
+
+def check_frame(name: str, frame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` a non-empty DataFrame with ``columns``."""
+    if not isinstance(frame, pd.DataFrame) or frame.empty or not set(columns) <= set(frame.columns):
+        raise ValueError(f"{name} must be a non-empty DataFrame with columns {list(columns)}, got {type(frame).__name__}")
+    return frame
+
+
+def check_rates(name: str, values) -> list[float]:
+    """A sequence of at most :data:`MAX_POINTS` numbers in (0, 1]."""
+    out = [check_rate(name, v) for v in check_sequence(name, values)]
+    if len(out) > MAX_POINTS:
+        raise ValueError(f"{name} must hold at most {MAX_POINTS} values, got {len(out)}")
+    return out
+
+
+def check_taus(name: str, values, *, min_len: int = 1) -> list[float]:
+    """A sequence of at most :data:`MAX_POINTS` numbers τ/η in (0, :data:`MAX_TAU`]."""
+    out = [check_tau(name, v) for v in check_sequence(name, values, min_len=min_len)]
+    if len(out) > MAX_POINTS:
+        raise ValueError(f"{name} must hold at most {MAX_POINTS} values, got {len(out)}")
+    return out
+
+
+def check_tau(name: str, value) -> float:
+    """A τ/η in (0, :data:`MAX_TAU`]."""
+    value = check_positive(name, value)
+    if value > MAX_TAU:
+        raise ValueError(f"{name} must be in (0, {MAX_TAU:g}], got {value}")
+    return value
+
+
+def check_counts(name: str, values, *, maximum: int | None = None) -> list[int]:
+    """A sequence of at most :data:`MAX_POINTS` positive integers."""
+    out = [check_positive_int(name, v, maximum=maximum) for v in check_sequence(name, values)]
+    if len(out) > MAX_POINTS:
+        raise ValueError(f"{name} must hold at most {MAX_POINTS} values, got {len(out)}")
+    return out
 
 
 def _linf(curve: str) -> int | None:
@@ -95,9 +159,11 @@ def amplification_curves(
     Keys: ``"steps"``, ``"regular DP-SGD"``, ``"ModelMix"``, ``"ModelMix p=<p>"``.  The defaults are the
     paper's: Mironov conversion, Theorem 4.1 / Corollary 4.1 alone (``bound="modelmix"``).
     """
-    steps = [check_positive_int("steps", s) for s in steps]
-    if not steps:
-        raise ValueError("steps must be a non-empty sequence of positive integers")
+    steps = check_counts("steps", steps)
+    delta = check_open_unit("delta", delta)
+    linf_blocks = [None if p is None else check_positive_int("linf_blocks", p, maximum=mm.MAX_LINF_BLOCKS)
+                   for p in check_sequence("linf_blocks", linf_blocks, min_len=0)]  # fmt: skip
+    regular_orders = check_real_array("regular_orders", regular_orders, low=1.0, low_open=True, ndim=1)
     a, per_step = dpsgd_rdp(
         n=n, batch_size=batch_size, steps=1, noise_multiplier=noise_multiplier, orders=regular_orders
     )
@@ -129,14 +195,10 @@ def calibrate(sample_rates: Sequence[float] = FIG3_SAMPLE_RATES) -> pd.DataFrame
     (Theorem 2.2); the calibrator never overshoots.  Columns: ``q``, ``expected batch``, ``z``,
     ``regular eps``.
     """
-    if not sample_rates:
-        raise ValueError("sample_rates must be a non-empty sequence of rates in (0, 1]")
+    sample_rates = check_rates("sample_rates", sample_rates)
     n, steps, delta = FIG3["n"], FIG3["steps"], FIG3["delta"]
     rows = []
     for q in sample_rates:
-        q = check_positive("sample_rates", q)
-        if q > 1:
-            raise ValueError(f"sample_rates must lie in (0, 1], got {q}")
         kw = dict(n=n, batch_size=q * n, steps=steps, delta=delta, conversion="mironov", orders=TF_PRIVACY_ORDERS)
         z = mm.noise_multiplier_for_epsilon(FIG3_TARGET_REGULAR_EPSILON, method="dpsgd", **kw)
         regular = mm.dpsgd_epsilon(noise_multiplier=z, **kw)
@@ -156,7 +218,9 @@ def panel_curves(calibration: pd.DataFrame, *, points: int = 26, taus: Sequence[
 
     Columns: ``panel``, ``q``, ``tau_over_eta``, ``steps`` and one column per entry of :data:`CURVES`.
     """
-    points = check_positive_int("points", points, minimum=2)
+    points = check_positive_int("points", points, minimum=2, maximum=FIG3["steps"])
+    calibration = check_frame("calibration", calibration, ("q", "z"))
+    taus = check_taus("taus", taus)
     steps = FIG3["steps"]
     grid = np.unique(np.linspace(steps / points, steps, points).round().astype(int))
     frames = []
@@ -179,6 +243,7 @@ def panel_curves(calibration: pd.DataFrame, *, points: int = 26, taus: Sequence[
 
 def end_values(curves: pd.DataFrame) -> pd.DataFrame:
     """ε at T (the last step) of every panel and curve: one row per panel."""
+    curves = check_frame("curves", curves, ("panel", "steps"))
     last = curves.loc[curves.groupby("panel")["steps"].idxmax()]
     return last.drop(columns="steps").reset_index(drop=True)
 
@@ -186,6 +251,7 @@ def end_values(curves: pd.DataFrame) -> pd.DataFrame:
 def claim_values(ends: pd.DataFrame) -> dict[str, float]:
     """The printed Fig. 3 numbers' keys (``fig3<panel>.eps.<curve>``, panels a–c) and the calibrated
     regular ε (``fig3.regular_eps.q<q>``) -> our value."""
+    ends = check_frame("ends", ends, ("panel", "q", *CURVES))
     out: dict[str, float] = {}
     for _, row in ends.iterrows():
         if row["panel"] in "abc":
@@ -198,28 +264,33 @@ def claim_values(ends: pd.DataFrame) -> dict[str, float]:
 def literal_units(z: float, *, q: float = 0.02, taus: Sequence[float] = FIG3_TAUS) -> pd.DataFrame:
     """ε at T of plain ModelMix with τ/η read for the averaged update (u = (τ/η)·B/c, the experiments'
     reading) and literally for Algorithm 1's summed gradient (u = (τ/η)/c)."""
+    z, q, taus = check_positive("z", z), check_rate("q", q), check_taus("taus", taus)
     kw = dict(n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"],
               delta=FIG3["delta"], conversion="mironov", bound="modelmix")  # fmt: skip
-    return pd.DataFrame(
-        [
-            {"tau/eta": t, "averaged-update units": mm.epsilon(tau=t, **kw), "summed-gradient units": mm.epsilon(
-                tau=t, form="sum", **kw)}
-            for t in taus
-        ]
-    )
+    with accountant_range(z=z, q=q, taus=taus):
+        return pd.DataFrame(
+            [
+                {"tau/eta": t, "averaged-update units": mm.epsilon(tau=t, **kw), "summed-gradient units": mm.epsilon(
+                    tau=t, form="sum", **kw)}
+                for t in taus
+            ]
+        )
 
 
 def _epsilon_at_T(z: float, q: float, tau: float, p: int | None, orders=None) -> float:
-    return mm.epsilon(
-        n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"], tau=tau,
-        delta=FIG3["delta"], linf_blocks=p, orders=orders, conversion="mironov", bound="modelmix",
-    )  # fmt: skip
+    with accountant_range(z=z, q=q, tau=tau):
+        return mm.epsilon(
+            n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"],
+            tau=tau, delta=FIG3["delta"], linf_blocks=p, orders=orders, conversion="mironov", bound="modelmix",
+        )  # fmt: skip
 
 
 def tau_sweep(z: float, *, q: float = 0.02, points: int = 9, low: float = 0.02, high: float = 1.0) -> pd.DataFrame:
     """ε at T against τ/η (``points`` geometric values in [low, high]) for the three ModelMix curves."""
-    points = check_positive_int("points", points, minimum=2)
-    if not 0 < low < high:
+    z, q = check_positive("z", z), check_rate("q", q)
+    points = check_positive_int("points", points, minimum=2, maximum=MAX_POINTS)
+    low, high = check_tau("low", low), check_tau("high", high)
+    if not low < high:
         raise ValueError(f"low and high must satisfy 0 < low < high, got {low}, {high}")
     rows = []
     for tau in np.geomspace(low, high, points):
@@ -231,7 +302,9 @@ def p_sweep(
     z: float, *, q: float = 0.02, ps: Sequence[int] = P_SWEEP, taus: Sequence[float] = FIG3_TAUS
 ) -> pd.DataFrame:
     """ε at T against Algorithm 2's p (integer orders 2..64 throughout, so p = 1 is Theorem 4.1 at integer α)."""
-    ps = [check_positive_int("ps", p) for p in ps]
+    z, q = check_positive("z", z), check_rate("q", q)
+    ps = check_counts("ps", ps, maximum=mm.MAX_LINF_BLOCKS)
+    taus = check_taus("taus", taus)
     return pd.DataFrame(
         [{"p": p, **{f"tau={t}eta": _epsilon_at_T(z, q, t, p, mm.INTEGER_ORDERS) for t in taus}} for p in ps]
     )
@@ -239,25 +312,27 @@ def p_sweep(
 
 def tau_slopes(z: float, *, q: float = 0.02, taus: Sequence[float] = FIG3_TAUS) -> dict[str, float]:
     """Least-squares slope of log ε against log τ over ``taus`` for each ModelMix curve (the rate in τ)."""
-    if len(taus) < 2:
-        raise ValueError("taus must hold at least two values")
+    z, q = check_positive("z", z), check_rate("q", q)
+    taus = check_taus("taus", taus, min_len=2)
     x = np.log(np.asarray(taus, dtype=float))
     return {c: float(np.polyfit(x, np.log([_epsilon_at_T(z, q, t, _linf(c)) for t in taus]), 1)[0]) for c in CURVES[1:]}
 
 
 def closer_to(slope: float, target: float, other: float) -> bool:
     """Whether ``slope`` is nearer ``target`` than ``other`` (e.g. −1/2 rather than −1)."""
+    slope, target, other = check_finite("slope", slope), check_finite("target", target), check_finite("other", other)
     return abs(slope - target) < abs(slope - other)
 
 
 def is_decreasing(values: Sequence[float]) -> bool:
     """Strictly decreasing."""
-    v = np.asarray(values, dtype=float)
+    v = check_real_array("values", values, ndim=1, min_size=0)
     return bool(v.size >= 2 and np.all(np.diff(v) < 0))
 
 
 def increases_with_steps(curves: pd.DataFrame) -> bool:
     """Every curve of every panel of :func:`panel_curves` strictly increases with the iteration count."""
+    curves = check_frame("curves", curves, ("panel", "steps", *CURVES))
     return all(
         bool(np.all(np.diff(panel.sort_values("steps")[c].to_numpy()) > 0))
         for _, panel in curves.groupby("panel")
@@ -268,11 +343,14 @@ def increases_with_steps(curves: pd.DataFrame) -> bool:
 def saturates(ps: Sequence[int], values: Sequence[float]) -> bool:
     """Decreasing in p with diminishing returns: on a geometric grid of p, the decrease of log ε from one
     grid point to the next shrinks strictly (the text's "will reach some limit as p increases")."""
-    p = np.asarray(ps, dtype=float)
+    p = check_real_array("ps", ps, low=0.0, low_open=True, ndim=1)
+    v = check_real_array("values", values, low=0.0, low_open=True, ndim=1)
     ratios = p[1:] / p[:-1]
     if p.size < 3 or not np.allclose(ratios, ratios[0]) or ratios[0] <= 1:
-        raise ValueError(f"ps must be an increasing geometric grid of at least 3 values, got {list(ps)}")
-    drops = -np.diff(np.log(np.asarray(values, dtype=float)))
+        raise ValueError(f"ps must be an increasing geometric grid of at least 3 values, got {ps!r}")
+    if v.shape != p.shape:
+        raise ValueError(f"values must hold one value per entry of ps, got {v.size} for {p.size}")
+    drops = -np.diff(np.log(v))
     return bool(np.all(drops > 0) and np.all(np.diff(drops) < 0))
 
 
@@ -287,6 +365,11 @@ def qualitative_checks(
     * ``fig3.rate.p100``: with p = 100 the slope is nearer −1 (O(1/τ)) than −1/2;
     * ``fig3.p.saturates``: ε decreases in p with diminishing returns on the ×4 grid, at every τ.
     """
+    curves = check_frame("curves", curves, CURVES)
+    taus = check_frame("taus", taus, CURVES[1:])
+    ps = check_frame("ps", ps, ("p",))
+    if not isinstance(slopes, dict) or not {"ModelMix", "ModelMix p=100"} <= set(slopes):
+        raise ValueError(f"slopes must be a dict with the keys 'ModelMix' and 'ModelMix p=100', got {slopes!r}")
     cols = list(CURVES)
     ordered = bool(np.all(np.diff(curves[cols].to_numpy(), axis=1) < 0))
     sub = ps[ps["p"].isin(SATURATION_P)].sort_values("p")

@@ -20,7 +20,8 @@ import pandas as pd
 
 from dpcore.accounting import modelmix as mm
 from dpcore.accounting.rdp import RDP_ORDERS
-from dpcore.validation import check_positive, check_positive_int
+from dpcore.papers.p002_modelmix.fig3 import accountant_range
+from dpcore.validation import check_positive, check_positive_int, check_sequence
 
 __all__ = [
     "AUTHORS_CIFAR10",
@@ -89,12 +90,13 @@ def table2_noise() -> pd.DataFrame:
 
 def table1_noise(epsilons: Sequence[float] = TABLE1_EPSILONS) -> pd.DataFrame:
     """z for each ε of Table I's ModelMix row (p = 1, TF-Privacy orders up to 512, Mironov, τ halves)."""
+    epsilons = [check_positive("epsilons", e) for e in check_sequence("epsilons", epsilons)]
     rows = []
     for dataset, (n, steps) in TABLE1_SETTINGS.items():
         phases = [(steps // 2, 0.05), (steps - steps // 2, 0.025)]
         for target in epsilons:
             z = mm.noise_multiplier_for_epsilon(
-                check_positive("epsilons", target), n=n, batch_size=8192, steps=steps, delta=DELTA, clip=1.0,
+                target, n=n, batch_size=8192, steps=steps, delta=DELTA, clip=1.0,
                 phases=phases, conversion="mironov", bound="modelmix", orders=mm.TF_PRIVACY_ORDERS,
             )  # fmt: skip
             rows.append({"dataset": dataset, "eps": target, "z": z})
@@ -121,12 +123,14 @@ def transfer_phases(steps: int) -> list[tuple[int, float]]:
 
 def transfer_epsilon(steps: int, *, reference_noise: float | None = None) -> float:
     """ModelMix's ε in §5.3 after ``steps`` iterations at 0.85× the reference noise (c = 0.1, p = 1, bound alone)."""
+    phases = transfer_phases(steps)
     z0 = transfer_noise() if reference_noise is None else check_positive("reference_noise", reference_noise)
     t = TRANSFER
-    return mm.schedule_epsilon(
-        transfer_phases(steps), n=t["n"], batch_size=t["batch_size"], noise_multiplier=t["noise_factor"] * z0,
-        clip=t["clip"], delta=DELTA, conversion="mironov", bound="modelmix",
-    )  # fmt: skip
+    with accountant_range(reference_noise=z0):
+        return mm.schedule_epsilon(
+            phases, n=t["n"], batch_size=t["batch_size"], noise_multiplier=t["noise_factor"] * z0,
+            clip=t["clip"], delta=DELTA, conversion="mironov", bound="modelmix",
+        )  # fmt: skip
 
 
 def transfer_claim_values(reference_noise: float | None = None) -> dict[str, float]:

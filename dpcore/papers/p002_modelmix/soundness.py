@@ -25,8 +25,16 @@ import numpy as np
 import pandas as pd
 
 from dpcore.accounting import modelmix as mm
-from dpcore.papers.p002_modelmix.fig3 import CURVES, FIG3, FIG3_TAUS
-from dpcore.validation import check_nonnegative, check_positive, check_positive_int
+from dpcore.papers.p002_modelmix.fig3 import (
+    CURVES,
+    FIG3,
+    FIG3_TAUS,
+    accountant_range,
+    check_counts,
+    check_tau,
+    check_taus,
+)
+from dpcore.validation import check_nonnegative, check_positive, check_positive_int, check_rate, check_real_array
 
 __all__ = ["split_epsilons", "g_second_differences", "direction_ratios", "order_checks", "appendix_c_table"]
 
@@ -36,15 +44,17 @@ _ORDER_TOL = 1e-12  # round-off allowance of the order checks (per-step RDP valu
 def split_epsilons(z: float, *, q: float = 0.02, tau: float = 0.075, ms: Sequence[int] = (1, 2, 4, 8)) -> list[float]:
     """ε at the Fig. 3 T when the differing gradient's ℓ2 budget is spread evenly over m coordinates
     (``linf_blocks=m``, integer orders 2..64, Theorem 4.1 bound alone), for each m in ``ms``."""
+    z, q, tau = check_positive("z", z), check_rate("q", q), check_tau("tau", tau)
+    ms = check_counts("ms", ms, maximum=mm.MAX_LINF_BLOCKS)
     n = FIG3["n"]
-    return [
-        mm.epsilon(
-            n=n, batch_size=q * n, steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"], tau=tau,
-            delta=FIG3["delta"], linf_blocks=check_positive_int("ms", m), orders=mm.INTEGER_ORDERS,
-            conversion="mironov", bound="modelmix",
-        )  # fmt: skip
-        for m in ms
-    ]
+    with accountant_range(z=z, q=q, tau=tau):
+        return [
+            mm.epsilon(
+                n=n, batch_size=q * n, steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"], tau=tau,
+                delta=FIG3["delta"], linf_blocks=m, orders=mm.INTEGER_ORDERS, conversion="mironov", bound="modelmix",
+            )  # fmt: skip
+            for m in ms
+        ]
 
 
 def g_second_differences(
@@ -57,26 +67,31 @@ def g_second_differences(
     """
     z = check_positive("z", z)
     width = check_nonnegative("width", width)
-    points = check_positive_int("points", points, minimum=3)
+    points = check_positive_int("points", points, minimum=3, maximum=1000)
+    ks = check_counts("ks", ks, maximum=1000)
     xs = np.linspace(0.0, 1.0, points + 1)[1:]
     out = {}
-    for k in ks:
-        k = check_positive_int("ks", k)
-        g = [mm.log_moments([k], noise=z, width=width, shift=math.sqrt(x))[0] for x in xs]
-        out[k] = float(np.diff(g, 2).min())
+    with accountant_range(z=z, width=width):
+        for k in ks:
+            g = [mm.log_moments([k], noise=z, width=width, shift=math.sqrt(x))[0] for x in xs]
+            out[k] = float(np.diff(g, 2).min())
     return out
 
 
 def direction_ratios(z: float, *, q: float = 0.02, taus: Sequence[float] = FIG3_TAUS) -> dict[float, float]:
     """max over TF-Privacy's orders ≤ 64 of D_α(P0 ‖ mix) / D_α(mix ‖ P0) per τ/η (p = 1, one step);
     ≤ 1 means the direction Appendix C keeps dominates."""
+    z, q, taus = check_positive("z", z), check_rate("q", q), check_taus("taus", taus)
     out = {}
     orders = np.asarray(mm.DEFAULT_ORDERS)
     for tau in taus:
         width = mm.envelope_width(tau, clip=FIG3["clip"], batch_size=q * FIG3["n"])
         kw = dict(sample_rate=q, noise_multiplier=z, width=width)
-        forward = mm.step_rdp(orders, **kw)
-        reverse = mm.step_rdp(orders, direction="reverse", **kw)
+        with accountant_range(z=z, q=q, taus=taus):
+            forward = mm.step_rdp(orders, **kw)
+            reverse = mm.step_rdp(orders, direction="reverse", **kw)
+        if not np.all(forward > 0):
+            raise ValueError(f"z={z:g}, q={q:g}: the forward RDP underflows to 0, so the ratio is undefined")
         out[tau] = float(np.max(reverse / forward))
     return out
 
@@ -85,9 +100,9 @@ def order_checks(orders: Sequence[float], rdp: Sequence[float]) -> dict[str, flo
     """Margins of the two order properties of a Rényi divergence curve (≥ 0 within round-off when they hold):
     ``nondecreasing`` = min_i (RDP(α_{i+1}) − RDP(α_i)); ``convex`` = the smallest increase of the slope of
     (α − 1)·RDP(α) between consecutive intervals (orders may be unevenly spaced)."""
-    a = np.asarray(orders, dtype=float)
-    r = np.asarray(rdp, dtype=float)
-    if a.ndim != 1 or a.shape != r.shape or a.size < 3 or np.any(np.diff(a) <= 0):
+    a = check_real_array("orders", orders, low=1.0, low_open=True, ndim=1)
+    r = check_real_array("rdp", rdp, low=0.0, ndim=1)
+    if a.shape != r.shape or a.size < 3 or np.any(np.diff(a) <= 0):
         raise ValueError("orders must be increasing and rdp of the same length (at least 3 values)")
     slopes = np.diff((a - 1) * r) / np.diff(a)
     return {"nondecreasing": float(np.diff(r).min()), "convex": float(np.diff(slopes).min())}
@@ -95,6 +110,7 @@ def order_checks(orders: Sequence[float], rdp: Sequence[float]) -> dict[str, flo
 
 def appendix_c_table(z: float, *, q: float = 0.02) -> pd.DataFrame:
     """Every check above at the Fig. 3 (a–c) setting: columns ``check``, ``setting``, ``value``, ``passed``."""
+    z, q = check_positive("z", z), check_rate("q", q)
     rows = []
     split = split_epsilons(z, q=q)
     rows.append({"check": "one-hot worst case: eps falls as the l2 budget is split over m = 1, 2, 4, 8",

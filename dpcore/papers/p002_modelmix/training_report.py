@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from dpcore.papers.p002_modelmix.claims import (
+    SECTION5_KEYS,
     TABLE1_EPSILONS,
     TABLE1_PRINTED,
     TABLE2_EPSILONS,
@@ -24,8 +25,17 @@ from dpcore.papers.p002_modelmix.claims import (
     TABLE3_ACCURACIES,
     TABLE3_PRINTED,
 )
-from dpcore.papers.p002_modelmix.training import FIG2, FIG2_CURVES, TABLE1, TABLE2, epsilon_for_accuracy
+from dpcore.papers.p002_modelmix.training import (
+    AUTHORS_BN_NOISE,
+    DELTA,
+    FIG2,
+    FIG2_CURVES,
+    TABLE1,
+    TABLE2,
+    epsilon_for_accuracy,
+)
 from dpcore.plots import new_axes, series_style, table_panel
+from dpcore.training.private_norm import NormalizationRecord, normalization_epsilon
 from dpcore.validation import check_choice
 
 __all__ = [
@@ -35,6 +45,7 @@ __all__ = [
     "mm_more_accurate",
     "table3_comparison",
     "table3_claim_values",
+    "section5_claim_values",
     "fig2_claim_values",
     "table_figure",
     "accuracy_vs_epsilon_figure",
@@ -143,13 +154,14 @@ def table3_comparison(medians: pd.DataFrame) -> pd.DataFrame:
     """Table III beside the printed one: per (data set, method, accuracy) the printed ε and ours
     (:func:`training.epsilon_for_accuracy` on the medians of every finite ε with all seeds done), the ε range
     trained and the largest median accuracy reached."""
-    rows = []
+    rows, curves = [], {}
     for (key, method), values in TABLE3_PRINTED.items():
         sel = medians[(medians["key"] == key) & (medians["method"] == method)] if len(medians) else medians
         done = sel[[math.isfinite(e) and 0 < d == p for e, d, p in
                     zip(sel.get("target_eps", []), sel.get("seeds_done", []), sel.get("seeds_planned", []),
                         strict=True)]] if len(sel) else sel  # fmt: skip
         points = list(zip(done["target_eps"], done["median_pct"], strict=True)) if len(done) else []
+        curves[(key, method)] = points
         for acc, value in zip(TABLE3_ACCURACIES[key], values, strict=True):
             rows.append({
                 "key": key, "method": method, "accuracy_pct": acc, "printed_eps": value,
@@ -159,13 +171,17 @@ def table3_comparison(medians: pd.DataFrame) -> pd.DataFrame:
                 "eps_range": f"{min(p[0] for p in points):g}-{max(p[0] for p in points):g}" if points else "",
                 "max_median_pct": max(p[1] for p in points) if points else math.nan,
             })  # fmt: skip
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["curves"] = curves  # (key, method) -> the (ε, median %) points read (for section5_claim_values)
+    return frame
 
 
 def table3_claim_values(comparison: pd.DataFrame) -> dict[str, tuple[float | None, str]]:
     """``{claim key: (our ε or None, note)}`` for the 20 numbers of Table III (``None`` when the accuracy is not
-    reached by the trained ε, when a planned point is missing, or outside this profile's grid)."""
-    out: dict[str, tuple[float | None, str]] = {}
+    reached by the trained ε, when a planned point is missing, or outside this profile's grid), and for the §5.1-5.3
+    and abstract numbers that are no table cell (:func:`section5_claim_values`: they are read off the same curves,
+    and this is the call through which the training notebook reports every ``TRAINING_CLAIMS`` key)."""
+    out: dict[str, tuple[float | None, str]] = section5_claim_values(comparison)
     for _, r in comparison.iterrows():
         key = f"table3.{r['key']}.{r['method']}.acc{r['accuracy_pct']:g}"
         if r["planned_points"] < 0:
@@ -208,6 +224,52 @@ def fig2_claim_values(curves: pd.DataFrame, runs: pd.DataFrame) -> dict[str, tup
     for name, results in checks.items():
         note = "; ".join(notes) + (f"; missing curves: {', '.join(missing)}" if missing else "")
         out[f"fig2.{name}"] = (None if missing or not results else all(results), note)
+    return out
+
+
+_NOT_RUN = "not-run (see the claim's note)"
+
+
+def _eps_ratio(comparison: pd.DataFrame) -> tuple[float | None, str]:
+    """Median over Table III's accuracies (both data sets) of our ε(regular) / ε(ModelMix), where both are reached."""
+    ratios = []
+    for (key, acc), group in comparison.groupby(["key", "accuracy_pct"], sort=False):
+        by = group.set_index("method")["ours_eps"]
+        if {"dpsgd", "mm"} <= set(by.index) and not (math.isnan(by["dpsgd"]) or math.isnan(by["mm"])):
+            ratios.append((key, acc, float(by["dpsgd"]) / float(by["mm"])))
+    if not ratios:
+        return None, "no Table III accuracy reached by both methods on our curves"
+    values = sorted(r for _, _, r in ratios)
+    mid = len(values) // 2
+    median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+    return median, "ratios: " + ", ".join(f"{_NAMES[k]} {a:g} %: {r:.1f}" for k, a, r in ratios)
+
+
+def section5_claim_values(comparison: pd.DataFrame) -> dict[str, tuple[float | None, str]]:
+    """``{claim key: (ours or None, note)}`` for the §5.1-5.3 and abstract numbers (``claims.SECTION5_KEYS``).
+
+    §5.1's normalisation ε: the library's accountant of two Gaussian releases with the authors' noise multiplier
+    (:func:`dpcore.training.private_norm.normalization_epsilon`); §5.2's "20x" and the abstract's 145.8: read off our
+    Table III curves (``comparison`` from :func:`table3_comparison`); [19]'s ε = 3 numbers, the SimCLR transfer and
+    GEP numbers: ``None`` (not-run, the reason in each claim's note).
+    """
+    out: dict[str, tuple[float | None, str]] = dict.fromkeys(SECTION5_KEYS, (None, _NOT_RUN))
+    norm = NormalizationRecord.planned(AUTHORS_BN_NOISE, 50_000)
+    out["sec5.1.normalization_eps"] = (
+        normalization_epsilon(norm, DELTA),
+        f"exact (GDP) value {normalization_epsilon(norm, DELTA, method='gdp'):.4f}",
+    )
+    out["sec5.2.eps_ratio"] = _eps_ratio(comparison)
+    points = comparison.attrs.get("curves", {}).get(("cifar10", "dpsgd"), [])
+    if points:
+        eps = epsilon_for_accuracy(points, 70.4)
+        span = f"{min(p[0] for p in points):g}-{max(p[0] for p in points):g}"
+        out["abstract.cifar10.dpsgd.eps_for_70.4"] = (
+            None if math.isnan(eps) else eps,
+            f"not reached over eps {span}" if math.isnan(eps) else f"interpolated over eps {span}",
+        )
+    else:
+        out["abstract.cifar10.dpsgd.eps_for_70.4"] = (None, "no complete regular DP-SGD CIFAR-10 point")
     return out
 
 

@@ -35,14 +35,18 @@ from scipy import special, stats
 
 from dpcore.accounting import fdp
 from dpcore.accounting import shuffled as core
+from dpcore.accounting.calibrate import SIGMA_MAX, SIGMA_MIN
 from dpcore.accounting.mixture import GaussianMixture
 from dpcore.accounting.shuffled import batch_clipping_q, rounds_per_epoch, subsampling_round_pmf
 from dpcore.validation import (
+    check_bool,
     check_choice,
     check_nonnegative,
     check_open_unit,
     check_positive,
     check_positive_int,
+    check_range,
+    check_real_array,
 )
 
 __all__ = [
@@ -72,6 +76,27 @@ __all__ = [
 SAMPLINGS = ("fixed", "shuffle")  # the paper's "subsampling" and "shuffling"
 CLIPPINGS = ("individual", "batch", "mixed")
 A0_METHODS = ("clt-fixed", "clt-poisson", "pld-poisson")
+#: Ranges of the inputs (beyond them a ValueError names the parameter): σ as the library's accountants
+#: (:mod:`dpcore.accounting.calibrate`), epochs, data set size (exact integers in a float), Monte Carlo draws,
+#: rounds of the dp_accounting PLD and its discretisation interval.
+SIGMA_RANGE = (SIGMA_MIN, SIGMA_MAX)
+MAX_EPOCHS = 10**6
+MAX_N = 2**53
+MAX_DRAWS = 10**6
+MAX_PLD_STEPS = 10**6
+PLD_GRID_RANGE = (1e-6, 0.1)
+
+
+def _sigma(sigma: float) -> float:
+    return check_range("sigma", check_positive("sigma", sigma), *SIGMA_RANGE)
+
+
+def _epochs(E: int) -> int:
+    return check_positive_int("E", E, maximum=MAX_EPOCHS)
+
+
+def _size(name: str, value: int) -> int:
+    return check_positive_int(name, value, maximum=MAX_N)
 
 
 # --------------------------------------------------------------------------- Defs 5.3 / 5.4
@@ -81,9 +106,8 @@ def lower_bound_function(mu: float, l: float, *, symmetric: bool = True) -> fdp.
     ``mu = c^L/σ`` and ``l ≥ Σ_{c > c^L} q_E(c)``.  Thm 5.6: the exact f satisfies f ≥ f^L ≥ f̂^L.
     """
     mu = check_nonnegative("mu", mu)
-    l = check_nonnegative("l", l)
-    if l > 1:
-        raise ValueError(f"l must be in [0, 1], got {l}")
+    l = check_range("l", l, 0.0, 1.0)
+    symmetric = check_bool("symmetric", symmetric)
 
     def hat_power(a: np.ndarray) -> np.ndarray:
         return fdp.gaussian_power(mu, np.minimum(1.0, a + l))
@@ -110,6 +134,7 @@ def upper_bound_function(mu: float, u: float, *, symmetric: bool = True) -> fdp.
     u = check_nonnegative("u", u)
     if u >= 1:
         raise ValueError(f"u must be in [0, 1), got {u}")
+    symmetric = check_bool("symmetric", symmetric)
     if not symmetric or mu == 0:
         return fdp.Curve(lambda a: u + (1 - u) * fdp.gaussian_tradeoff(mu, a), label=f"f̂^U(μ={mu:.4g}, u={u:.3g})",
                          symmetric=mu == 0, power_func=lambda a: (1 - u) * fdp.gaussian_power(mu, a))
@@ -138,9 +163,9 @@ def shuffle_collision_pmf(N: int, s: int, g: int, *, method: str = "true") -> np
     check_choice("method", method, ("true", "paper"))
     if method == "true":
         return core.shuffle_collision_pmf(N, s, g)
-    N = check_positive_int("N", N)
+    N = _size("N", N)
     s = check_positive_int("s", s)
-    g = check_positive_int("g", g)
+    g = check_positive_int("g", g, maximum=10_000)
     n = N // s
     if n < 1:
         raise ValueError(f"s must be <= N, got s={s}, N={N}")
@@ -154,7 +179,15 @@ def shuffle_collision_pmf(N: int, s: int, g: int, *, method: str = "true") -> np
 
 
 def shuffle_collision_monte_carlo(N: int, s: int, g: int, *, draws: int = 100_000, seed: int = 0) -> np.ndarray:
-    """Monte Carlo of :func:`shuffle_collision_pmf` (positions of the g samples under a uniform permutation)."""
+    """Monte Carlo of :func:`shuffle_collision_pmf` (positions of the g samples under a uniform permutation);
+    ``draws`` at most :data:`MAX_DRAWS` (and draws·N at most 5e7 below N = 2000, where whole permutations are drawn)."""
+    N, s, g = _size("N", N), check_positive_int("s", s), check_positive_int("g", g)
+    draws = check_positive_int("draws", draws, maximum=MAX_DRAWS)
+    seed = check_positive_int("seed", seed, minimum=0)
+    if s > N or g > (N // s) * s:
+        raise ValueError(f"s and g must satisfy s <= N and g <= ⌊N/s⌋·s, got N={N}, s={s}, g={g}")
+    if N <= 2000 and draws * N > 5 * 10**7:
+        raise ValueError(f"draws must be at most {5 * 10**7 // N} for N={N} (whole permutations), got {draws}")
     rng = np.random.default_rng(seed)
     N = (N // s) * s
     pos = np.argsort(rng.random((draws, N)), axis=1)[:, :g] if N <= 2000 else _sample_positions(rng, N, g, draws)
@@ -176,7 +209,15 @@ def _sample_positions(rng: np.random.Generator, N: int, g: int, draws: int) -> n
 
 
 def subsampling_round_monte_carlo(N: int, g: int, s: int, m: int, *, draws: int = 100_000, seed: int = 0):
-    """Monte Carlo of :func:`subsampling_round_pmf`: draw S_b (size ms), split it at random into m subsets."""
+    """Monte Carlo of :func:`subsampling_round_pmf`: draw S_b (size ms), split it at random into m subsets
+    (``draws`` at most :data:`MAX_DRAWS`; one draw costs O(ms))."""
+    N, g, s, m = _size("N", N), check_positive_int("g", g), check_positive_int("s", s), check_positive_int("m", m)
+    draws = check_positive_int("draws", draws, maximum=MAX_DRAWS)
+    seed = check_positive_int("seed", seed, minimum=0)
+    if m * s > N or g > N:
+        raise ValueError(f"m·s and g must be at most N, got m·s={m * s}, g={g}, N={N}")
+    if draws * m * s > 10**8:
+        raise ValueError(f"draws·m·s must be at most 1e8 (cost), got draws={draws}, m·s={m * s}")
     rng = np.random.default_rng(seed)
     ms = m * s
     kmax = min(g, m)
@@ -257,22 +298,25 @@ def tradeoff_bounds(
     The lower function is the guarantee (h ≥ lower); the upper one says h cannot be improved beyond it.
     Rows 1–2 are valid as printed only if the flawed Hoeffding step held (see :func:`hoeffding_check`).
     """
-    check_choice("table", table, (1, 2))
+    table = check_choice("table", check_positive_int("table", table), (1, 2))
+    row = check_positive_int("row", row)
     if (table, row) not in _ROWS:
         raise ValueError(f"row must be 1..6 for table 1 and 1..3 for table 2, got table={table}, row={row}")
-    sigma = check_positive("sigma", sigma)
-    E = check_positive_int("E", E)
-    g = check_positive_int("g", g)
-    s = check_positive_int("s", s)
-    m = check_positive_int("m", m)
+    sigma = _sigma(sigma)
+    E = _epochs(E)
+    g = _size("g", g)
+    s = _size("s", s)
+    m = _size("m", m)
+    N = None if N is None else _size("N", N)
     check_choice("form", form, ("table", "lemma"))
-    gamma_slack = check_positive("gamma_slack", gamma_slack)
+    gamma_slack = check_range("gamma_slack", gamma_slack, 0.0, 100.0)
+    if gamma_slack == 0:
+        raise ValueError("gamma_slack must be in (0, 100], got 0.0")
     check_choice("a0_method", a0_method, A0_METHODS)
     needs_n = form == "lemma" and (table, row) in {(1, 1), (1, 4), (1, 6), (2, 3)} or table == 2 and row in (1, 2)
     if needs_n:
         if N is None:
             raise ValueError(f"N is required for table {table} row {row} with form={form!r}")
-        N = check_positive_int("N", N)
         if m * s > N:
             raise ValueError(f"m·s must be <= N, got m·s={m * s}, N={N}")
     desc, adversary, cond = _ROWS[(table, row)]
@@ -376,6 +420,8 @@ def mixture_tradeoff(
     uses App. F.3's collision law (an erratum, see :func:`shuffle_collision_pmf`) for shuffling with m = 1.
     """
     check_choice("q_method", q_method, ("true", "paper"))
+    sigma = _sigma(sigma)
+    E = _epochs(E)
     epoch_pmf = None
     if q_method == "paper":
         def epoch_pmf(n_used: int, s_: int, g_: int) -> np.ndarray:
@@ -392,7 +438,7 @@ def thinned_shuffle_mixture(*, sigma: float, E: int) -> GaussianMixture:
     The round holding the differentiating sample is dropped with probability 1/2, so c² ~ Binomial(E, 1/2).
     The paper's heuristic claims "a factor 2 improvement (at best)" (G_{sqrt(E)/(2σ)}); this gives ~sqrt(2).
     """
-    return GaussianMixture.binomial(check_positive_int("E", E), 0.5, check_positive("sigma", sigma))
+    return GaussianMixture.binomial(_epochs(E), 0.5, _sigma(sigma))
 
 
 # --------------------------------------------------------------------------- A_0
@@ -402,22 +448,30 @@ def a0_tradeoff(*, sigma: float, N: int, batch: int, E: int, method: str = "clt-
     ``"clt-fixed"``: G_μ with μ = sqrt(E·|S_b|/N)·h(σ) (Dong et al. Cor. 5.4, the paper's formula);
     ``"clt-poisson"``: μ = p·sqrt(T(e^{1/σ²} − 1));
     ``"pld-poisson"``: dp_accounting PLD of the Poisson-subsampled Gaussian (add/remove; an approximate
-    comparator for the paper's fixed-size/replace-one sampling), as a :class:`~dpcore.accounting.fdp.Curve`.
+    comparator for the paper's fixed-size/replace-one sampling), as a :class:`~dpcore.accounting.fdp.Curve`
+    (at most :data:`MAX_PLD_STEPS` rounds, ``grid`` in :data:`PLD_GRID_RANGE`).  The CLT's μ is ∞ where it
+    overflows (σ tiny): no finite guarantee.
     """
-    sigma = check_positive("sigma", sigma)
-    N = check_positive_int("N", N)
-    batch = check_positive_int("batch", batch)
-    E = check_positive_int("E", E)
-    check_choice("method", method, A0_METHODS)
+    sigma, N, batch, E = _a0_inputs(sigma, N, batch, E, method)
+    grid = check_range("grid", grid, *PLD_GRID_RANGE)
     p = batch / N
-    if p > 1:
-        raise ValueError(f"batch must be <= N, got batch={batch}, N={N}")
     if method.startswith("clt"):
         return fdp.Gaussian(fdp.clt_mu(sigma, p, E * N / batch, method.split("-")[1]))
     pld = _a0_pld(sigma, p, E * N // batch, grid)
     eps = np.concatenate([np.linspace(0.0, 0.5, 201), np.linspace(0.51, 2.0, 150), np.geomspace(2.05, 60.0, 120)])
     deltas = np.array([pld.get_delta_for_epsilon(float(e)) for e in eps])
     return fdp.Curve(fdp.tradeoff_from_delta_curve(eps, deltas), label=f"A_0 PLD (p={p:.4g})", symmetric=False)
+
+
+def _a0_inputs(sigma: float, N: int, batch: int, E: int, method: str) -> tuple[float, int, int, int]:
+    sigma, N, batch, E = _sigma(sigma), _size("N", N), check_positive_int("batch", batch), _epochs(E)
+    check_choice("method", method, A0_METHODS)
+    if batch > N:
+        raise ValueError(f"batch must be <= N, got batch={batch}, N={N}")
+    if method == "pld-poisson" and E * N // batch > MAX_PLD_STEPS:
+        raise ValueError(f"E·N/batch must be at most {MAX_PLD_STEPS} rounds for the PLD, got E={E}, N={N}, "
+                         f"batch={batch}")  # fmt: skip
+    return sigma, N, batch, E
 
 
 def _a0_pld(sigma: float, p: float, steps: int, grid: float):
@@ -430,16 +484,14 @@ def _a0_pld(sigma: float, p: float, steps: int, grid: float):
 def a0_epsilon(
     *, sigma: float, N: int, batch: int, E: int, delta: float, method: str = "clt-fixed", grid: float = 1e-4
 ) -> float:
-    """ε(δ) of the A_0 accounting (see :func:`a0_tradeoff`); the PLD uses T = ⌊E·N/|S_b|⌋ steps."""
+    """ε(δ) of the A_0 accounting (see :func:`a0_tradeoff`); the PLD uses T = ⌊E·N/|S_b|⌋ steps.  ∞ where the
+    CLT's μ overflows (σ tiny) or δ is below the PLD's mass at infinite loss: no finite ε is certified."""
     delta = check_open_unit("delta", delta)
-    check_choice("method", method, A0_METHODS)
+    sigma, N, batch, E = _a0_inputs(sigma, N, batch, E, method)
+    grid = check_range("grid", grid, *PLD_GRID_RANGE)
     if method.startswith("clt"):
         return a0_tradeoff(sigma=sigma, N=N, batch=batch, E=E, method=method).epsilon(delta)
-    sigma = check_positive("sigma", sigma)
-    N = check_positive_int("N", N)
-    batch = check_positive_int("batch", batch)
-    E = check_positive_int("E", E)
-    return float(_a0_pld(sigma, batch / N, E * N // batch, check_positive("grid", grid)).get_epsilon_for_delta(delta))
+    return float(_a0_pld(sigma, batch / N, E * N // batch, grid).get_epsilon_for_delta(delta))
 
 
 # --------------------------------------------------------------------------- errata
@@ -450,9 +502,11 @@ def hoeffding_check(N: int, batch: int, E: int) -> dict:
     claims Pr[c_1 < (c^U)²] ≤ e^{−E} and Pr[c_1 > (c^L)²] ≤ e^{−E} for (c^{U/L})² = (1 ∓ 1/sqrt(2E))E;
     Hoeffding for n trials actually gives exp(−2(E − c_1)²/n).
     """
-    N = check_positive_int("N", N)
+    N = _size("N", N)
     batch = check_positive_int("batch", batch)
-    E = check_positive_int("E", E)
+    E = _epochs(E)
+    if batch > N:
+        raise ValueError(f"batch must be <= N, got batch={batch}, N={N}")
     n = int(round(E * N / batch))
     p = batch / N
     c2_u = (1 - 1 / math.sqrt(2 * E)) * E
@@ -479,14 +533,18 @@ def bound_violations(exact: GaussianMixture, bound, alpha: np.ndarray, *, rtol: 
 
     The power 1 − f is compared (no cancellation): a violation is exact.power(α) > bound.power(α)(1 + rtol).
     """
-    alpha = np.asarray(alpha, dtype=float)
+    for name, obj in (("exact", exact), ("bound", bound)):
+        if not callable(getattr(obj, "power", None)):
+            raise ValueError(f"{name} must be a trade-off function with a power(alpha) method, got {obj!r}")
+    alpha = check_real_array("alpha", alpha, low=0.0, high=1.0)
+    rtol = check_nonnegative("rtol", rtol)
     return np.asarray(exact.power(alpha)) > np.asarray(bound.power(alpha)) * (1 + rtol) + 1e-300
 
 
 def clt_h_series(sigma: float, *, which: str = "paper") -> float:
     """Series for h(σ) of App. G: the paper's σ⁻¹·sqrt(1 − (5/8)σ⁻¹/sqrt(2π)) (wrong) or the corrected
     σ⁻¹·sqrt(1 + 2σ⁻¹/sqrt(2π)).  The exact value is :func:`dpcore.accounting.fdp.clt_factor`."""
-    sigma = check_positive("sigma", sigma)
+    sigma = _sigma(sigma)
     check_choice("which", which, ("paper", "corrected"))
     c = -5 / 8 if which == "paper" else 2.0
     return math.sqrt(max(0.0, 1 + c / sigma / math.sqrt(2 * math.pi))) / sigma
@@ -496,8 +554,10 @@ def group_crossover(N: int, batch: int, sigma: float) -> float:
     """Our comparison (not in the paper): group size beyond which the A_0 group bound g·sqrt(E|S_b|/N)·h(σ)
     exceeds A_1's
     BC+SH sqrt(gE)/σ: g* = N / (|S_b| σ² h(σ)²) (different mechanisms; App. G's comparison)."""
-    N = check_positive_int("N", N)
+    N = _size("N", N)
     batch = check_positive_int("batch", batch)
-    h = fdp.clt_factor(sigma)
+    if batch > N:
+        raise ValueError(f"batch must be <= N, got batch={batch}, N={N}")
+    h = fdp.clt_factor(_sigma(sigma))
     return N / (batch * sigma**2 * h**2)
 

@@ -19,9 +19,12 @@ Errata (each with the value we expect and the check that shows it):
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, specs_by_key
+from dpcore.claims import ClaimSpec, Erratum, NotebookClaims, specs_by_key
 
-__all__ = ["SPECS", "CLAIMS", "FDP_SPECS", "FDP_CLAIMS", "TRAINING_SPECS", "TRAINING_CLAIMS", "TABLE3_PRINTED"]
+__all__ = ["SPECS", "CLAIMS", "FDP_SPECS", "FDP_CLAIMS", "TRAINING_SPECS", "TRAINING_CLAIMS", "TABLE3_PRINTED",
+           "NOTEBOOKS", "TITLE", "table3_key"]
+
+TITLE = "van Dijk et al., Generalizing DP-SGD with shuffling and batch clipping"
 
 _APP_H = "App. H settings σ = 2, E = 100"
 _CONTAIN = (
@@ -225,19 +228,38 @@ _T3 = (
 )
 
 
+def table3_key(dataset: str, sampling: str, clipping: str | None) -> str:
+    """Claim key of a Table 3 number: ``table3.<data>.<sampling>.<clipping>.dp`` for a DP entry, and
+    ``table3.<data>.<sampling>.nondp`` (``clipping=None``) for the non-private baseline, which Table 3 prints
+    once per clipping row but is one number per (data set, sampling)."""
+    if (dataset, sampling) not in {(d, s) for d, s, _ in TABLE3_PRINTED}:
+        raise ValueError(f"dataset/sampling must be one of Table 3's columns, got {dataset!r}/{sampling!r}")
+    if clipping is None:
+        return f"table3.{dataset}.{sampling}.nondp"
+    if (dataset, sampling, clipping) not in TABLE3_PRINTED:
+        raise ValueError(f"clipping must be one of Table 3's rows (IC, BC, MC) or None, got {clipping!r}")
+    return f"table3.{dataset}.{sampling}.{clipping}.dp"
+
+
 def _table3_specs() -> tuple[ClaimSpec, ...]:
     specs = []
-    for (dataset, sampling, clipping), (dp, nondp) in TABLE3_PRINTED.items():
+    for (dataset, sampling, clipping), (dp, _) in TABLE3_PRINTED.items():
         where = f"Table 3 (App. H), row {sampling} {clipping}, {_COLUMN[dataset]} column"
         specs.append(ClaimSpec(
-            "003", f"table3.{dataset}.{sampling}.{clipping}.dp", "Table 3",
+            "003", table3_key(dataset, sampling, clipping), "Table 3",
             f"{_COLUMN[dataset]} test accuracy (%), {sampling} + {clipping}, σ = 2", dp, "printed",
             f"{where}, first number. {_T3}", atol=TABLE3_ATOL[dataset], scale="full",
         ))  # fmt: skip
+    nondp: dict[tuple[str, str], float] = {}
+    for (dataset, sampling, _), (_, value) in TABLE3_PRINTED.items():
+        if nondp.setdefault((dataset, sampling), value) != value:
+            raise ValueError(f"Table 3 prints two non-private values for {dataset} {sampling}")
+    for (dataset, sampling), value in nondp.items():
         specs.append(ClaimSpec(
-            "003", f"table3.{dataset}.{sampling}.{clipping}.nondp", "Table 3",
-            f"{_COLUMN[dataset]} test accuracy (%), mini-batch SGD without DP, {sampling}", nondp, "printed",
-            f"{where}, second number (the non-private baseline of {sampling}). Ours: best epoch of the best "
+            "003", table3_key(dataset, sampling, None), "Table 3",
+            f"{_COLUMN[dataset]} test accuracy (%), mini-batch SGD without DP, {sampling}", value, "printed",
+            f"Table 3 (App. H), rows {sampling} IC/BC/MC, {_COLUMN[dataset]} column, second number (the non-private "
+            f"baseline of {sampling}, printed once per clipping row: one number). Ours: best epoch of the best "
             "non-private cell of the same sampling", atol=TABLE3_ATOL[dataset], scale="full",
         ))  # fmt: skip
     return tuple(specs)
@@ -273,3 +295,7 @@ FDP_CLAIMS = specs_by_key(FDP_SPECS)
 TRAINING_CLAIMS = specs_by_key(TRAINING_SPECS)
 SPECS: tuple[ClaimSpec, ...] = FDP_SPECS + TRAINING_SPECS
 CLAIMS = specs_by_key(SPECS)
+NOTEBOOKS: tuple[NotebookClaims, ...] = (
+    NotebookClaims.of("003_shuffling_batch_clipping/fdp_tables", "f-DP Tables 1-2, App. D-G", FDP_SPECS),
+    NotebookClaims.of("003_shuffling_batch_clipping/training", "training: Table 3", TRAINING_SPECS),
+)

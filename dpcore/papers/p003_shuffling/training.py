@@ -32,6 +32,15 @@ Run names: ``<dataset>/<SS|SH>/<IC|BC|MC|NP>/b<|S_b|>`` for the Table 3 / Fig. 1
 ``.../tune/C<value>`` for the tuning runs.  Every result carries ε at δ = 1e-5 under the paper's
 adversary A_1 (Def. 5.2, exact) and under the standard adversary A_0 (labelled; the paper analyses A_0
 for subsampling only, so shuffled runs report it as not analysed).
+
+Paper profile only, the authors' practices as named modes (issue 21; :data:`MODES`, each with its source in the
+authors' public repository): MNIST at |S_b| = 1024, SS and SH, runs ``mnist/<SS|SH>/<IC|BC>/b1024/mode/<mode>``
+(tuning ``.../mode/<mode>/tune/C<value>`` over :data:`MODE_C_GRID` on the validation split, as above), and IC
+under Algorithm 1 with the C grid extended by the authors' ``large_C`` set (:data:`LARGE_C`,
+``.../mode/largeC``).  They leave the Table 3 cells (names, configurations, hashes) unchanged; :func:`cell_frame`
+leaves them out and :func:`mode_frame` reports them, each with the ε of the mechanism that ran (the records
+carry the effective clip norm and σ, see :meth:`dpcore.training.TrainConfig.accounted`) beside the paper's claim
+(A_1 at the nominal σ = 2, :func:`claimed_epsilon`).
 """
 
 from __future__ import annotations
@@ -68,6 +77,14 @@ __all__ = [
     "a0_epsilon",
     "cell_frame",
     "table3_frame",
+    "LARGE_C",
+    "MODE_C_GRID",
+    "MODE_BATCH",
+    "Mode",
+    "MODES",
+    "plan_modes",
+    "claimed_epsilon",
+    "mode_frame",
 ]
 
 SIGMA = 2.0
@@ -91,6 +108,18 @@ MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "cifar10": ("cnn003", {"in_channels": 3, "num_classes": 10}),
 }
 EXPERIMENT = "003_table3"
+#: the authors' ``large_C`` grid: repository MisaNguyen/DPSGD, commit 8186d9f9667be0cc73937a6b82ac458754e72206,
+#: PyTorchProjectFramework/settings_clipping_exp_cifar10_dpsgd_large_C_shuffling_IC.json (and ..._subsampling_IC),
+#: "max_grad_norm" 6.0, 7.0, 8.0, 9.0, 10.0 and 20.0 at σ = 2 for each |S_b| of 64 ... 1024 (their main grid,
+#: settings_clipping_exp_cifar10_dpsgd_shuffling_IC.json at the same commit: 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2)
+LARGE_C = (6.0, 7.0, 8.0, 9.0, 10.0, 20.0)
+#: the C tried for each tuned mode: :data:`C_GRID` plus the ends of the authors' large set (the modes move the
+#: optimum: m times less noise favours a larger C, an m times larger step a smaller one)
+MODE_C_GRID = (*C_GRID, 10.0, 20.0)
+MODE_DATASET = "mnist"
+MODE_BATCH = 1024
+#: the authors' learning-rate rule (ties decay, from the third epoch; dpcore.training.schedules.DecayOnNoImprovement)
+AUTHORS_LR_RULE = "decay_on_no_improvement"
 
 
 @dataclass(frozen=True)
@@ -136,6 +165,7 @@ SETTINGS: dict[str, GridSettings] = {
         reduced=True,
     ),
 }
+
 
 def cells(settings: GridSettings) -> list[tuple[str, str, str, int]]:
     """(data set, sampling label, family label, |S_b|) of every Table 3 / Fig. 1 cell (MC needs m ≥ 2)."""
@@ -216,6 +246,108 @@ def plan_table3(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | 
             name = base if len(st.seeds) == 1 else f"{base}/seed{seed}"
             cfg = _config(st, profile, dataset, sampling, family, batch, clip=clip, tune=False, seed=seed)
             runs.append(PlannedRun(name, cfg, ready=ready, waits_for=waits, note=note))
+    return runs + plan_modes(profile, lookup)
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One of the authors' practices as a named run mode (issue 21): the family it applies to (IC or BC), the
+    clip scope, noise placement and learning-rate rule it sets, whether C is tuned for it (else the Table 3 cell's
+    C is reused), and what it reproduces (repository MisaNguyen/DPSGD)."""
+
+    name: str
+    family: str
+    clip_scope: str
+    noise_placement: str
+    lr_rule: str
+    tuned: bool
+    source: str
+
+
+#: The modes, in the order that changes one thing at a time from Algorithm 1 (the Table 3 cell): the authors'
+#: learning-rate rule, then their per-tensor clipping, then their noise placements (with per-tensor clipping, as
+#: their code ran).  For BC (m = 1) the 8186d9f and 93f6075 placements equal Algorithm 1, so BC gets the HEAD
+#: file's placement instead.
+MODES = (
+    Mode("lr_authors", "IC", "global", "algorithm1", AUTHORS_LR_RULE, False,
+         "the authors' step-size rule only (main.py lines 293-295 at 8186d9f: decay when the test accuracy did "
+         "not increase, from epoch 3); C of the Table 3 cell"),
+    Mode("per_tensor", "IC", "per_tensor", "algorithm1", AUTHORS_LR_RULE, True,
+         "a3b48f6 (MNIST): (Σ_h [a_h]_C + N(0, (2Cσ)²))/m, each parameter tensor clipped to C"),
+    Mode("authors_8186d9f", "IC", "per_tensor", "authors_8186d9f", AUTHORS_LR_RULE, True,
+         "8186d9f / f1fa40f / a9b66bf (MNIST): the batch-mean gradient clipped per tensor, noise N(0, (2Cσ)²)/m"),
+    Mode("authors_93f6075", "IC", "per_tensor", "authors_93f6075", AUTHORS_LR_RULE, True,
+         "93f6075 (CIFAR-10 there): Σ_h [a_h]_C per tensor + N(0, (2Cσ)²)/m, the sum not divided by m"),
+    Mode("lr_authors", "BC", "global", "algorithm1", AUTHORS_LR_RULE, False,
+         "the authors' step-size rule only; C of the Table 3 cell"),
+    Mode("per_tensor", "BC", "per_tensor", "algorithm1", AUTHORS_LR_RULE, True,
+         "per-tensor clipping of the batch-mean gradient, Algorithm 1's noise N(0, (2Cσ)²)"),
+    Mode("bc_divided_by_batch", "BC", "global", "bc_divided_by_batch", AUTHORS_LR_RULE, True,
+         "cb9d355 (HEAD) train_model_BC_FGC.py: [ā]_C + N(0, (Cσ)²)/|S_b|"),
+)  # fmt: skip
+
+
+def _mode_config(base: RunConfig, mode: Mode) -> RunConfig:
+    return base.with_(clip_scope=mode.clip_scope, noise_placement=mode.noise_placement, lr_rule=mode.lr_rule)
+
+
+def _tuned(st: GridSettings, profile: str, sampling: str, family: str, grid: tuple[float, ...], prefix: str,
+           lookup: Callable[[RunConfig], Mapping[str, Any] | None], mode: Mode | None,
+           runs: list[PlannedRun] | None) -> tuple[list[tuple[float, Mapping[str, Any]]], tuple[str, ...]]:  # fmt: skip
+    """Tuning runs of one (mode) cell at :data:`MODE_BATCH`: appended to ``runs`` (when given) under ``prefix``;
+    returns the finished (C, result) pairs and the names of the unfinished ones."""
+    done, missing = [], []
+    for c in grid:
+        cfg = _config(st, profile, MODE_DATASET, sampling, family, MODE_BATCH, clip=c, tune=True, seed=st.seeds[0])
+        cfg = cfg if mode is None else _mode_config(cfg, mode)
+        name = f"{prefix}/tune/C{c:g}"
+        if runs is not None:
+            runs.append(PlannedRun(name, cfg, note="C tuning on a validation split (issue 21 mode)"))
+        res = lookup(cfg)
+        if res is None:
+            missing.append(name)
+        else:
+            done.append((c, res))
+    return done, tuple(missing)
+
+
+def plan_modes(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | None]) -> list[PlannedRun]:
+    """The issue-21 runs of the paper profile (none in other profiles): :data:`MODES` and the large-C IC cell."""
+    if profile != "paper":
+        return []
+    st = SETTINGS[profile]
+    runs: list[PlannedRun] = []
+    for sampling in SAMPLINGS:
+        cell = f"{MODE_DATASET}/{sampling}/IC/b{MODE_BATCH}"
+        extra = tuple(c for c in LARGE_C if c not in st.c_grid)
+        large, waits = _tuned(st, profile, sampling, "IC", extra, f"{cell}/mode/largeC", lookup, None, runs)
+        base, base_waits = _tuned(st, profile, sampling, "IC", st.c_grid, cell, lookup, None, None)
+        if waits or base_waits:
+            placeholder = _config(st, profile, MODE_DATASET, sampling, "IC", MODE_BATCH, clip=extra[0], tune=False,
+                                  seed=st.seeds[0])  # fmt: skip
+            note = "IC, Algorithm 1, C tuned over C_GRID + the authors' large_C (pending)"
+            runs.append(PlannedRun(f"{cell}/mode/largeC", placeholder, ready=False, waits_for=waits + base_waits,
+                                   note=note))  # fmt: skip
+        else:
+            clip = _best_c(large + base)
+            if clip in extra:  # otherwise the optimum is the Table 3 cell itself: nothing new to run
+                cfg = _config(st, profile, MODE_DATASET, sampling, "IC", MODE_BATCH, clip=clip, tune=False,
+                              seed=st.seeds[0])  # fmt: skip
+                runs.append(PlannedRun(f"{cell}/mode/largeC", cfg,
+                                       note=f"IC, Algorithm 1, C = {clip:g} chosen over C_GRID + large_C"))  # fmt: skip
+        for mode in MODES:
+            cell = f"{MODE_DATASET}/{sampling}/{mode.family}/b{MODE_BATCH}"
+            prefix = f"{cell}/mode/{mode.name}"
+            if mode.tuned:
+                results, waits = _tuned(st, profile, sampling, mode.family, MODE_C_GRID, prefix, lookup, mode, runs)
+            else:  # the Table 3 cell's C
+                results, waits = _tuned(st, profile, sampling, mode.family, st.c_grid, cell, lookup, None, None)
+            clip = MODE_C_GRID[0] if waits else _best_c(results)
+            cfg = _config(st, profile, MODE_DATASET, sampling, mode.family, MODE_BATCH, clip=clip, tune=False,
+                          seed=st.seeds[0])  # fmt: skip
+            chosen = "; C pending tuning" if waits else f"; C = {clip:g}"
+            note = f"issue 21 mode {mode.name!r}: {mode.source}{chosen}"
+            runs.append(PlannedRun(prefix, _mode_config(cfg, mode), ready=not waits, waits_for=waits, note=note))
     return runs
 
 
@@ -237,23 +369,38 @@ def paper_epsilon(record: Mapping[str, Any], config: RunConfig) -> Epsilon:
 
     SH: each epoch's differing example is in exactly one round, G_{√E/σ} (Thm F.1, Lemma F.2);
     SS: c² ~ Binomial(T, |S_b|/N) over the T rounds the run made (App. E.2; the exact mixture, not the
-    Lemma E.2 bounds, whose Hoeffding step is flawed).
+    Lemma E.2 bounds, whose Hoeffding step is flawed).  σ = noise_std / (2·clip_norm) of the record: the σ of the
+    mechanism that ran (for the issue-21 modes smaller than the nominal σ = 2, see :func:`claimed_epsilon`).
     """
-    from dpcore.accounting.mixture import GaussianMixture
-
     if not config.private:
         return Epsilon(math.inf, DELTA, "non-private run: ε = ∞")
     if config.noise_convention != "replace_one":
         raise ValueError("paper 003's accounting assumes noise_convention='replace_one' (noise 2Cσ)")
-    sigma = float(record["noise_std"]) / (2.0 * float(record["clip_norm"]))
+    return _a1_epsilon(record, config, float(record["noise_std"]) / (2.0 * float(record["clip_norm"])), "A_1")
+
+
+def claimed_epsilon(record: Mapping[str, Any], config: RunConfig) -> Epsilon:
+    """The paper's claim for a run: A_1 as :func:`paper_epsilon` but at the nominal σ of the configuration (2),
+    whatever noise really reached the clipped sum.  For the issue-21 modes that shrink the noise or clip per
+    tensor this is *not* the ε of the run (labelled so); for Algorithm 1 it equals :func:`paper_epsilon`."""
+    if not config.private:
+        return Epsilon(math.inf, DELTA, "non-private run: ε = ∞")
+    return _a1_epsilon(record, config, config.noise_multiplier, "paper's claim (nominal sigma, not the mechanism run)")
+
+
+def _a1_epsilon(record: Mapping[str, Any], config: RunConfig, sigma: float, what: str) -> Epsilon:
+    from dpcore.accounting.mixture import GaussianMixture
+
     if config.sampling == "shuffle":
         epochs = _epochs_started(record)
         mix = GaussianMixture.point_mass(epochs, sigma)
-        label = f"A_1 (paper 003 Thm F.1): G_(sqrt(E)/sigma), E = {epochs}, sigma = {sigma:g}"
+        label = f"{what} (paper 003 Thm F.1): G_(sqrt(E)/sigma), E = {epochs}, sigma = {sigma:g}"
     elif config.sampling == "fixed":
         steps, rate = int(record["steps"]), float(record["batch_size"]) / float(record["dataset_size"])
         mix = GaussianMixture.binomial(steps, rate, sigma)
-        label = f"A_1 (paper 003 Def. 5.2, exact): c^2 ~ Binomial(T = {steps}, |S_b|/N = {rate:.4g}), sigma = {sigma:g}"
+        label = (
+            f"{what} (paper 003 Def. 5.2, exact): c^2 ~ Binomial(T = {steps}, |S_b|/N = {rate:.4g}), sigma = {sigma:g}"
+        )
     else:
         raise ValueError(f"paper 003 accounts shuffling and fixed-size subsampling, not {config.sampling!r}")
     return Epsilon(float(mix.epsilon(DELTA)), DELTA, label)
@@ -281,10 +428,50 @@ def cell_frame(profile: str, *, results_root: Any = None, recompute_epsilon: boo
     Columns add the paper's labels ``sampling_label`` (SS/SH) and ``family`` (IC/BC/MC/NP).
     """
     frame = results_frame(EXPERIMENT, profile, results_root=results_root, recompute_epsilon=recompute_epsilon)
-    frame = frame[~frame["run"].str.contains("/tune/")].copy()
+    frame = frame[~frame["run"].str.contains("/tune/") & ~frame["run"].str.contains("/mode/")].copy()
     frame["sampling_label"] = frame["run"].str.split("/").str[1]
     frame["family"] = frame["run"].str.split("/").str[2]
     return frame.reset_index(drop=True)
+
+
+MODE_COLUMNS = ("run", "status", "sampling_label", "family", "mode", "clip_scope", "noise_placement", "lr_rule",
+                "clip_norm", "best_accuracy", "final_accuracy", "sigma_effective", "epsilon_paper", "epsilon_standard",
+                "epsilon_claimed")  # fmt: skip
+
+
+def mode_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
+    """The issue-21 runs beside their Algorithm-1 cells (MNIST, |S_b| = 1024), one row each (tuning left out).
+
+    ``mode`` is the mode's name ("algorithm1" for the Table 3 cell); ``epsilon_paper`` / ``epsilon_standard`` are
+    A_1 / A_0 of the mechanism that ran (its record's σ, ``sigma_effective`` = noise_std / (2·clip norm)),
+    ``epsilon_claimed`` the paper's claim at the nominal σ (:func:`claimed_epsilon`).  Rows without a result have
+    NaN results and ε.
+    """
+    from dpcore.experiments.registry import get
+    from dpcore.experiments.store import Store
+
+    frame = results_frame(EXPERIMENT, profile, results_root=results_root)
+    store = Store.default(profile, EXPERIMENT, results_root=results_root)
+    plan = {r.name: r for r in get(EXPERIMENT).runs(profile, store.load)}
+    cells_ = [f"{MODE_DATASET}/{s}/{f}/b{MODE_BATCH}" for s in SAMPLINGS for f in ("IC", "BC")]
+    keep = frame["run"].isin(cells_) | (frame["run"].str.contains("/mode/") & ~frame["run"].str.contains("/tune/"))
+    rows = []
+    for _, row in frame[keep].iterrows():
+        run = plan[row["run"]]
+        cfg = run.config
+        result = store.load(cfg) if run.ready else None
+        parts = row["run"].split("/")
+        out = {k: row[k] for k in MODE_COLUMNS if k in row.index}
+        mode = parts[5] if len(parts) > 5 else "algorithm1"
+        out.update({"sampling_label": parts[1], "family": parts[2], "mode": mode, "clip_scope": cfg.clip_scope,
+                    "noise_placement": cfg.noise_placement, "lr_rule": cfg.lr_rule, "sigma_effective": math.nan,
+                    "epsilon_claimed": math.nan})  # fmt: skip
+        if result is not None:
+            record = result["record"]
+            out["sigma_effective"] = float(record["noise_std"]) / (2.0 * float(record["clip_norm"]))
+            out["epsilon_claimed"] = claimed_epsilon(record, cfg).value
+        rows.append(out)
+    return pd.DataFrame(rows, columns=list(MODE_COLUMNS))
 
 
 def table3_frame(cells_: pd.DataFrame) -> pd.DataFrame:

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from dpcore.papers.p003_shuffling.claims import TABLE3_PRINTED
+from dpcore.papers.p003_shuffling.claims import TABLE3_PRINTED, table3_key
 from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
 from dpcore.plots import new_axes, series_style, table_panel
 
@@ -132,7 +132,8 @@ def _complete(row: Mapping[str, Any], which: str) -> bool:
 
 
 def table3_claim_values(comparison: pd.DataFrame) -> dict[str, tuple[float | None, str]]:
-    """``{claim key: (our value in percent or None, note)}`` for the 24 numbers of Table 3.
+    """``{claim key: (our value in percent or None, note)}`` for the 16 numbers of Table 3 (12 DP entries and
+    one non-private baseline per (data set, sampling), printed once per clipping row).
 
     A number is ours only when every cell it is the best of has a result (all |S_b| of the family, or
     all non-private cells of the sampling); otherwise it is ``None`` (not-run) and the note says how
@@ -141,22 +142,24 @@ def table3_claim_values(comparison: pd.DataFrame) -> dict[str, tuple[float | Non
     """
     out: dict[str, tuple[float | None, str]] = {}
     for _, row in comparison.iterrows():
-        base = f"table3.{row['dataset']}.{row['sampling']}.{row['clipping']}"
         for which, column in (("dp", "best_epoch_pct"), ("nondp", "nondp_best_pct")):
+            key = table3_key(row["dataset"], row["sampling"], row["clipping"] if which == "dp" else None)
+            if out.get(key, (None,))[0] is not None:
+                continue  # the baseline of this sampling, already read off another clipping row
             value = float(row[column])
             missing = int(row[f"missing_{which}"])
             if missing < 0:
-                out[f"{base}.{which}"] = (None, "not in this profile's grid")
+                out[key] = (None, "not in this profile's grid")
             elif missing > 0:
                 so_far = "none finished" if math.isnan(value) else f"best so far {value:.2f}"
-                out[f"{base}.{which}"] = (None, f"{missing} cell(s) missing; {so_far}")
+                out[key] = (None, f"{missing} cell(s) missing; {so_far}")
             else:
                 note = ""
                 if which == "dp":
                     note = (f"|S_b| = {row['batch_size']:g}, C = {row['clip_norm']:g}; final epoch "
                             f"{row['final_epoch_pct']:.2f}; ε(1e-5) A_1 {_eps(row['epsilon_A1'])}, "
                             f"A_0 {_eps(row['epsilon_A0'])}")  # fmt: skip
-                out[f"{base}.{which}"] = (value, note)
+                out[key] = (value, note)
     return out
 
 

@@ -2,16 +2,19 @@
 Learning: An Information-Theoretic Perspective", ISIT 2021.
 
 The paper prints no numbers: Fig. 2 is a plot of Theorem 2 whose image is not in the text, and the
-text states its claims in words.  The δ values below are therefore ``derived`` (Theorem 2 read off
-at the Fig. 2 parameters of the caption), and the qualitative statements are bool rows with the
-check in ``location``.  Errata: the last display of the proof of Theorem 2 and Corollary 1's b_j.
+text states its claims in words.  The δ values below are therefore ``consistency`` rows (Theorem 2
+read off at the Fig. 2 parameters of the caption: they check our implementation of the closed form, they
+reproduce no printed number), and the qualitative statements are bool rows with the check in
+``location``.  Errata: the last display of the proof of Theorem 2 and Corollary 1's b_j.
 """
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, specs_by_key
+from dpcore.claims import ClaimSpec, Erratum, NotebookClaims, specs_by_key
 
-__all__ = ["SPECS", "CLAIMS"]
+__all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE"]
+
+TITLE = "Asoodeh et al., DP federated learning: an information-theoretic perspective, ISIT 2021"
 
 _FIG2 = "η = 0.5, L = 1, ρ = 1, σ = 1.5, n = 100 (Fig. 2 caption)"
 
@@ -42,7 +45,7 @@ SPECS: tuple[ClaimSpec, ...] = (
         "Fig. 2",
         "δ at ε = 1, q = 0.1 (m = 10, T = 10)",
         2.0211e-3,
-        "derived",
+        "consistency",
         f"Fig. 2 prints no numbers: Theorem 2's closed form read off at ε = 1, {_FIG2}",
         rtol=1e-4,
     ),
@@ -52,7 +55,7 @@ SPECS: tuple[ClaimSpec, ...] = (
         "Fig. 2",
         "δ at ε = 1, q = 0.2 (m = 20, T = 5)",
         5.0375e-5,
-        "derived",
+        "consistency",
         f"Fig. 2 prints no numbers: Theorem 2's closed form read off at ε = 1, {_FIG2}",
         rtol=1e-4,
     ),
@@ -62,7 +65,7 @@ SPECS: tuple[ClaimSpec, ...] = (
         "Fig. 2",
         "δ at ε = 1, q = 0.3 (m = 30, T = n/m = 10/3)",
         1.7561e-6,
-        "derived",
+        "consistency",
         f"Fig. 2 prints no numbers: Theorem 2's closed form (real exponent n/m) read off at ε = 1, {_FIG2}",
         rtol=1e-4,
     ),
@@ -133,3 +136,6 @@ SPECS: tuple[ClaimSpec, ...] = (
 )
 
 CLAIMS = specs_by_key(SPECS)
+NOTEBOOKS: tuple[NotebookClaims, ...] = (
+    NotebookClaims.of("004_contraction/contraction_fig2", "Theorem 2, Fig. 2, Corollary 1", SPECS),
+)

@@ -43,7 +43,16 @@ from scipy import optimize
 from scipy.special import logsumexp, ndtr
 
 from dpcore.accounting import gaussian
-from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
+from dpcore.validation import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_real_array,
+    check_sequence,
+)
 
 __all__ = [
     "theta",
@@ -66,28 +75,50 @@ __all__ = [
 ]
 
 Array = np.ndarray
+#: Largest number of rounds T = n/m of the sum forms (arrays of T entries per ε; the closed form of
+#: :func:`last_iterate_delta` has no limit).
+MAX_ROUNDS = 10**6
+#: Largest number of rounds and grid size of :func:`exact_1d_delta` (T products of grid × grid matrices).
+MAX_EXACT_ROUNDS = 1000
+MAX_EXACT_GRID = 5001
 
 
 # ----------------------------------------------------------------------------------------------
 # Lemma 1: θ_ε(r)
 # ----------------------------------------------------------------------------------------------
 def _check_eps(epsilon: float | Array) -> Array:
-    eps = np.asarray(epsilon, dtype=float)
-    if eps.size == 0 or np.any(~np.isfinite(eps)) or np.any(eps < 0):
-        raise ValueError(f"epsilon must be finite and in [0, inf), got {epsilon!r}")
-    return eps
+    return check_real_array("epsilon", epsilon, low=0.0)
 
 
 def _check_r(r: float | Array, name: str = "r") -> Array:
-    r = np.asarray(r, dtype=float)
-    if r.size == 0 or np.any(np.isnan(r)) or np.any(r < 0):
-        raise ValueError(f"{name} must be in [0, inf], got {r!r}")
-    return r
+    return check_real_array(name, r, low=0.0, allow_inf=True)
 
 
 def _log_theta_core(eps: Array, r: Array) -> Array:
-    """log θ_ε(r) = log δ(ε) of r-GDP (:func:`dpcore.accounting.gaussian.log_delta_from_mu`)."""
-    return np.asarray(gaussian.log_delta_from_mu(r, eps))
+    """log θ_ε(r) = log δ(ε) of r-GDP (:func:`dpcore.accounting.gaussian.log_delta_from_mu`), with θ = 0
+    (log −∞) where ε/r overflows (r so small against ε that δ underflows any scale)."""
+    eps, r = np.broadcast_arrays(np.asarray(eps, dtype=float), np.asarray(r, dtype=float))
+    with np.errstate(divide="ignore", over="ignore"):
+        vanishing = (eps > 0) & (r > 0) & np.isfinite(r) & ~np.isfinite(eps / r)
+    out = np.full(eps.shape, -np.inf)
+    keep = ~vanishing
+    if np.any(keep):
+        out[keep] = np.asarray(gaussian.log_delta_from_mu(r[keep], eps[keep]))
+    return out
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    """numerator/denominator for positive floats, ∞ where the quotient overflows or the denominator underflows."""
+    return math.inf if denominator == 0 else numerator / denominator
+
+
+def _check_rounds(n: int, m: int, limit: int = MAX_ROUNDS) -> int:
+    """T = n/m rounds of a sum form, at most ``limit`` (the sum forms hold T entries per ε)."""
+    steps = n // m
+    if steps > limit:
+        raise ValueError(f"n must be at most {limit}·batch_size (T = n/m <= {limit} rounds), got n={n}, "
+                         f"batch_size={m}")  # fmt: skip
+    return steps
 
 
 def log_theta(epsilon: float | Array, r: float | Array) -> float | Array:
@@ -117,21 +148,25 @@ def theta(epsilon: float | Array, r: float | Array) -> float | Array:
 # ----------------------------------------------------------------------------------------------
 def hockey_stick(p: Sequence[float] | Array, q: Sequence[float] | Array, epsilon: float) -> float:
     """E_ε(p ‖ q) = Σ_i (p_i − e^ε q_i)_+ of two discrete distributions (eq. (2))."""
-    eps = float(_check_eps(epsilon))
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    if p.shape != q.shape or p.ndim != 1 or np.any(p < 0) or np.any(q < 0):
-        raise ValueError("p and q must be non-negative 1-D arrays of the same length")
-    return float(np.sum(np.maximum(p - math.exp(eps) * q, 0.0)))
+    eps = float(check_real_array("epsilon", epsilon, low=0.0, ndim=0))
+    p = check_real_array("p", p, low=0.0, ndim=1)
+    q = check_real_array("q", q, low=0.0, ndim=1)
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must be non-negative 1-D arrays of the same length, got {p.size} and {q.size}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = np.where(q > 0, p - np.exp(eps) * q, p)  # e^ε may overflow: q_i > 0 then contributes nothing
+    return float(np.sum(np.maximum(terms, 0.0)))
 
 
 def kernel_contraction(kernel: Sequence[Sequence[float]] | Array, epsilon: float) -> float:
     """η_ε(K) of a finite Markov kernel (rows = K(y), each a distribution), by Theorem 1:
     the largest E_ε(K(y1) ‖ K(y2)) over pairs of rows.  At ε = 0 this is Dobrushin's coefficient."""
-    eps = float(_check_eps(epsilon))
-    k = np.asarray(kernel, dtype=float)
-    if k.ndim != 2 or k.shape[0] < 1 or np.any(k < 0) or not np.allclose(k.sum(axis=1), 1.0, atol=1e-9):
-        raise ValueError("kernel must be a 2-D array of non-negative rows that each sum to 1")
-    diff = k[:, None, :] - math.exp(eps) * k[None, :, :]
+    eps = float(check_real_array("epsilon", epsilon, low=0.0, ndim=0))
+    k = check_real_array("kernel", kernel, low=0.0, ndim=2)
+    if k.shape[0] > 2000 or not np.allclose(k.sum(axis=1), 1.0, atol=1e-9):
+        raise ValueError("kernel must be a 2-D array of at most 2000 non-negative rows that each sum to 1")
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = np.where(k[None, :, :] > 0, k[:, None, :] - np.exp(eps) * k[None, :, :], k[:, None, :])
     return float(np.max(np.sum(np.maximum(diff, 0.0), axis=2)))
 
 
@@ -140,16 +175,17 @@ def gaussian_kernel_contraction(epsilon: float | Array, *, diameter: float, nois
     θ_ε(diameter / noise_std); 1 for unbounded inputs (``diameter=inf``)."""
     diameter = check_positive("diameter", diameter, allow_inf=True)
     noise_std = check_positive("noise_std", noise_std)
-    return theta(epsilon, diameter / noise_std)
+    return theta(_check_eps(epsilon), _ratio(diameter, noise_std))
 
 
 # ----------------------------------------------------------------------------------------------
 # Theorem 2 and its variants
 # ----------------------------------------------------------------------------------------------
 def sensitivity_ratio(*, batch_size: float, sigma: float, lipschitz: float = 1.0) -> float:
-    """a = 2L/(√m σ): replace-one sensitivity of the averaged update over its noise std (eq. (24))."""
+    """a = 2L/(√m σ): replace-one sensitivity of the averaged update over its noise std (eq. (24)); ∞ where the
+    quotient overflows the double range (θ_ε(∞) = 1: no guarantee)."""
     m = check_positive("batch_size", batch_size)
-    return 2 * check_positive("lipschitz", lipschitz) / (math.sqrt(m) * check_positive("sigma", sigma))
+    return _ratio(2 * check_positive("lipschitz", lipschitz), math.sqrt(m) * check_positive("sigma", sigma))
 
 
 def contraction_ratio(
@@ -157,14 +193,15 @@ def contraction_ratio(
 ) -> float:
     """b = diam Ψ(ball(ρ)) / σ̃ with σ̃ = ησ/√m: 2ρ√m/(ησ) for convex smooth losses with η ≤ 2/β
     (eqs. (16)–(19)), 2(ρ + ηL)√m/(ησ) otherwise (``convex=False``: the diameter 2(ρ + η_t L) the paper gives after
-    Theorem 2 for losses that are not convex and smooth)."""
+    Theorem 2 for losses that are not convex and smooth).  ∞ where the quotient overflows the double range
+    (an unbounded ``radius`` included): θ_ε(∞) = 1, no contraction."""
     m = check_positive("batch_size", batch_size)
     eta = check_positive("eta", eta)
     sigma = check_positive("sigma", sigma)
     radius = check_positive("radius", radius, allow_inf=True)
     lipschitz = check_positive("lipschitz", lipschitz)
-    diameter = 2 * radius if convex else 2 * (radius + eta * lipschitz)
-    return diameter * math.sqrt(m) / (eta * sigma)
+    diameter = 2 * radius if check_bool("convex", convex) else 2 * (radius + eta * lipschitz)
+    return _ratio(diameter * math.sqrt(m), eta * sigma)
 
 
 def _log_ratio_sum(log_tb: Array, steps: float | Array) -> Array:
@@ -243,14 +280,15 @@ def last_iterate_delta(
 
 
 def _schedule_arrays(batch_sizes, etas, sigmas) -> tuple[Array, Array, Array]:
-    m = np.atleast_1d(np.asarray(batch_sizes, dtype=float))
-    if m.ndim != 1 or m.size == 0 or np.any(m < 1) or np.any(m != np.round(m)):
-        raise ValueError(f"batch_sizes must be a non-empty sequence of positive integers, got {batch_sizes!r}")
+    m = np.atleast_1d(check_real_array("batch_sizes", batch_sizes, low=1.0, high=2.0**53))
+    if m.ndim != 1 or m.size > MAX_ROUNDS or np.any(m != np.round(m)):
+        raise ValueError(f"batch_sizes must be a sequence of at most {MAX_ROUNDS} positive integers (<= 2**53), "
+                         f"got {batch_sizes!r}")  # fmt: skip
     out = [m]
     for name, values in (("etas", etas), ("sigmas", sigmas)):
-        v = np.asarray(values, dtype=float)
+        v = check_real_array(name, values, low=0.0, low_open=True)
         v = np.full(m.shape, float(v)) if v.ndim == 0 else v
-        if v.shape != m.shape or np.any(~np.isfinite(v)) or np.any(v <= 0):
+        if v.shape != m.shape:
             raise ValueError(f"{name} must be a positive number or a positive sequence as long as batch_sizes")
         out.append(v)
     return out[0], out[1], out[2]
@@ -263,9 +301,10 @@ def _schedule_logs(
     m, eta, sigma = _schedule_arrays(batch_sizes, etas, sigmas)
     lipschitz = check_positive("lipschitz", lipschitz)
     radius = check_positive("radius", radius, allow_inf=True)
-    a = 2 * lipschitz / (np.sqrt(m) * sigma)
-    diameter = 2 * radius if convex else 2 * (radius + eta * lipschitz)
-    b = diameter * np.sqrt(m) / (eta * sigma)
+    with np.errstate(over="ignore", divide="ignore"):
+        a = 2 * lipschitz / (np.sqrt(m) * sigma)
+        diameter = 2 * radius if check_bool("convex", convex) else 2 * (radius + eta * lipschitz)
+        b = diameter * np.sqrt(m) / (eta * sigma)
     e = eps.reshape(-1, 1)
     return _log_theta_core(e, a[None, :]), _log_theta_core(e, b[None, :]), m
 
@@ -369,20 +408,21 @@ def corollary1_delta(
     radius = check_positive("radius", radius)
     if n % m:
         raise ValueError(f"batch_size must divide n (T = n/m rounds), got n={n}, batch_size={m}")
-    steps = n // m
+    steps = _check_rounds(n, m)
     j = np.arange(1, steps + 1)
-    a = 2 * lipschitz / (math.sqrt(m) * sigma)
+    a = _ratio(2 * lipschitz, math.sqrt(m) * sigma)
     e = eps.reshape(-1, 1)
     if mode == "bound":
-        b_last = 2 * radius * lam * n / (math.sqrt(m) * sigma)
+        b_last = _ratio(2 * radius * lam * n, math.sqrt(m) * sigma)
         out = math.log(m / n) + _log_theta_core(e, np.float64(a)) + _log_ratio_sum(_log_theta_core(e, b_last), steps)
         out = out.reshape(eps.shape)
     else:
-        b = (
-            2 * radius * lam * j * math.sqrt(m) / sigma
-            if mode == "corrected"
-            else 2 * radius * np.sqrt(lam * m * j) / sigma
-        )
+        with np.errstate(over="ignore"):
+            b = (
+                2 * radius * lam * j * math.sqrt(m) / sigma
+                if mode == "corrected"
+                else 2 * radius * np.sqrt(lam * m * j) / sigma
+            )
         lb = _log_theta_core(e, b[None, :])
         after = _log_products_after(lb)
         out = logsumexp(math.log(m / n) + _log_theta_core(e, np.float64(a)) + after, axis=1).reshape(eps.shape)
@@ -407,6 +447,9 @@ def random_stop_delta(
 
     ((1/T²) Σ_τ Σ_t … for equal batches).  Uses the recursion D_τ = D_{τ−1}θ(b_τ) + (m_τ/n)θ(a_τ)."""
     eps = _check_eps(epsilon)
+    if np.size(batch_sizes) > MAX_ROUNDS // 10:
+        raise ValueError(f"batch_sizes must hold at most {MAX_ROUNDS // 10} rounds here (a loop over the rounds), "
+                         f"got {np.size(batch_sizes)}")  # fmt: skip
     la, lb, m = _schedule_logs(eps, batch_sizes, etas, sigmas, lipschitz, radius, convex)
     n = _n_of(m, n)
     lw = np.log(m / n)
@@ -437,7 +480,9 @@ def corollary3_delta(
     m = check_positive_int("batch_size", batch_size)
     if n % m:
         raise ValueError(f"batch_size must divide n (T = n/m rounds), got n={n}, batch_size={m}")
-    steps = n // m
+    steps = _check_rounds(n, m, MAX_ROUNDS // 100)  # a T × T/2 sum per ε
+    eta_min = check_positive("eta_min", eta_min)
+    sigma_min = check_positive("sigma_min", sigma_min)
     a = sensitivity_ratio(batch_size=m, sigma=sigma_min, lipschitz=lipschitz)
     b = contraction_ratio(batch_size=m, eta=eta_min, sigma=sigma_min, radius=radius, lipschitz=lipschitz)
     e = eps.reshape(-1, 1)
@@ -458,8 +503,9 @@ def worst_position_delta(epsilon: float | Array, *, batch_size: float, sigma: fl
 def epsilon_for_delta(delta_of_epsilon: Callable[[float], float], delta: float, *, upper: float = 20.0) -> float:
     """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` for a non-increasing δ(·) (brentq on log δ, bracket
     doubled from [0, ``upper``] as needed)."""
+    check_callable("delta_of_epsilon", delta_of_epsilon)
     delta = check_open_unit("delta", delta)
-    upper = check_positive("upper", upper)
+    upper = min(check_positive("upper", upper), 1e6)
 
     def f(e: float) -> float:
         d = float(delta_of_epsilon(e))
@@ -520,11 +566,14 @@ def exact_1d_delta(
     sigma = check_positive("sigma", sigma)
     lipschitz = check_positive("lipschitz", lipschitz)
     radius = check_positive("radius", radius)
-    grid = check_positive_int("grid", grid, minimum=3)
-    steps = n // m
+    grid = check_positive_int("grid", grid, minimum=3, maximum=MAX_EXACT_GRID)
+    steps = _check_rounds(n, m, MAX_EXACT_ROUNDS)
     spacing = 2 * radius / (grid - 1)
     noise = eta * sigma / math.sqrt(m)
     shift = eta * lipschitz / m
+    if not (math.isfinite(spacing) and spacing > 0 and 0 < noise < math.inf and math.isfinite(shift)):
+        raise ValueError(f"radius, eta, sigma and lipschitz must give a representable grid spacing 2·radius/(grid−1) "
+                         f"= {spacing:g}, noise η·σ/√m = {noise:g} and shift η·L/m = {shift:g}")  # fmt: skip
     k0 = _transition(grid, spacing, 0.0, noise)
     kp = _transition(grid, spacing, shift, noise)
     km = _transition(grid, spacing, -shift, noise)
@@ -540,5 +589,5 @@ def exact_1d_delta(
         p_out = p_out @ k0 + prefix[t] @ kp
         q_out = q_out @ k0 + prefix[t] @ km
     p_out, q_out = p_out / steps, q_out / steps
-    out = np.array([np.sum(np.maximum(p_out - math.exp(e) * q_out, 0.0)) for e in eps.ravel()]).reshape(eps.shape)
+    out = np.array([hockey_stick(p_out, q_out, e) for e in eps.ravel()]).reshape(eps.shape)
     return float(out) if out.ndim == 0 else out

@@ -7,9 +7,11 @@ computation), so ours is that accountant; the tolerance is half a unit of the la
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, specs_by_key
+from dpcore.claims import ClaimSpec, NotebookClaims, specs_by_key
 
-__all__ = ["SPECS", "CLAIMS"]
+__all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE"]
+
+TITLE = "published DP-SGD ε of Abadi et al. 2016, TF Privacy, Opacus, jax_privacy"
 
 _ABADI = (
     "Abadi et al., 'Deep Learning with Differential Privacy', CCS 2016, §3.1, moments accountant paragraph: "
@@ -123,3 +125,10 @@ SPECS: tuple[ClaimSpec, ...] = (
 )
 
 CLAIMS = specs_by_key(SPECS)
+_TOUR = tuple(s for s in SPECS if s.key == "abadi2016.eps.via_record")
+NOTEBOOKS: tuple[NotebookClaims, ...] = (
+    NotebookClaims.of(
+        "00_accounting/dpsgd_accountants", "published DP-SGD ε (accountants)", tuple(s for s in SPECS if s not in _TOUR)
+    ),
+    NotebookClaims.of("training/engine_tour", "ε from a training run record", _TOUR),
+)
