@@ -632,14 +632,17 @@ def short_reason(row: Mapping, spec: ClaimSpec | None = None, *, limit: int = RE
             ours = note[len(_REDUCED) :].split(";", 1)[0].strip()
             text = f"full-scale claim, run at reduced scale here (ours there: {_short_value(ours)})"
         else:
-            text = _first_clause(note) or "not computed at this profile"
+            text = _first_clause(note)
+            if (not text or text.startswith("ours")) and spec is not None and spec.note:
+                text = _first_clause(spec.note)  # the notebook's note only gives our value: the spec says why
+            text = text or "not computed at this profile"
     elif status == "differs-explained" and erratum is not None:
         text = erratum.summary or _first_clause(erratum.evidence)
     elif status == "differs":
         expected = "" if erratum is None else f" nor the erratum's {format_value(erratum.expected)}"
         text = f"matches neither the paper ({row.get('tolerance', '')}){expected}"
-    else:
-        text = _first_clause(note)
+    else:  # no specification at hand: the erratum's evidence follows the note's "erratum: ours matches ...; "
+        text = _first_clause(re.sub(r"^erratum: ours (matches|does NOT match) the expected [^;]*; ", "", note))
     return _shorten(text, limit)
 
 
@@ -673,12 +676,12 @@ def _count_phrase(counts: Mapping[str, int]) -> str:
 
 
 def _key_groups(keys: list[str], limit: int = 180) -> str:
-    """``table1.* (25), fig2.* (3)``: keys grouped by their first segment, shortened to ``limit``."""
-    groups: dict[str, int] = {}
+    """``table1.* (25), fig2.* (3), app_i1.upsilon2``: keys grouped by their first segment (a group of one shows
+    the key), shortened to ``limit``."""
+    groups: dict[str, list[str]] = {}
     for key in keys:
-        head = key.split(".", 1)[0]
-        groups[head] = groups.get(head, 0) + 1
-    text = ", ".join(f"`{h}`" if n == 1 and h in keys else f"`{h}.*` ({n})" for h, n in groups.items())
+        groups.setdefault(key.split(".", 1)[0], []).append(key)
+    text = ", ".join(f"`{g[0]}`" if len(g) == 1 else f"`{h}.*` ({len(g)})" for h, g in groups.items())
     return _shorten(text, limit)
 
 
@@ -730,9 +733,10 @@ def scorecard_markdown(
         name = f"**Paper {paper}**" if paper != "ref" else "**Reference publications**"
         named = f"{name} ({title})" if title and paper != "ref" else name
         parts.append(f"- {named}: {_count_phrase(_counts(mine))}.")
-        topics: dict[tuple[str, str], list[dict]] = {}
+        topics: dict[tuple[str, str], list[dict]] = {t: [] for (p, _), t in topic_of.items() if p == paper}
         for row in mine:
             topics.setdefault(topic_of.get((paper, row["key"]), ("other claims", "")), []).append(row)
+        topics = {t: group for t, group in topics.items() if group}
         if len(topics) > 1:
             for (topic, _), group in topics.items():
                 parts.append(f"  - {topic}: {_count_phrase(_counts(group))}.")
@@ -774,20 +778,24 @@ def _paper_section(
             "| key | printed | ours | status | reason |",
             "|---|---|---|---|---|",
         ]
+        previous = ""
         for r in differ:
             reason = short_reason(r, table.get((r["paper"], r["key"])))
-            cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), r["status"], reason]
+            shown, previous = ("as above" if reason == previous else reason), reason
+            cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), r["status"], shown]
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         lines.append("")
     if not_run:
         lines += [f"Not run at this profile ({len(not_run)}), by topic and reason:", ""]
-        groups: dict[tuple[str, str], list[dict]] = {}
+        groups: dict[tuple[str, str], list[tuple[str, dict]]] = {}
         for r in not_run:
             topic = topic_of.get((r["paper"], r["key"]), ("other claims", ""))[0]
             reason = short_reason(r, table.get((r["paper"], r["key"])), limit=90)
-            generic = re.sub(r"\(ours there: [^)]*\)", "(ours in claims.csv)", reason)
-            groups.setdefault((topic, generic), []).append(r)
-        for (topic, reason), group in groups.items():
-            keys = [r["key"] for r in group]
+            reason = re.sub(r"\(ours there: [^)]*\)", "(ours in claims.csv)", reason)
+            masked = re.sub(r"\d+(\.\d+)?", "#", reason)  # one line for the reasons that differ only in numbers
+            groups.setdefault((topic, masked), []).append((reason, r))
+        for (topic, _), group in groups.items():
+            keys = [r["key"] for _, r in group]
+            reason = group[0][0] if len({text for text, _ in group}) == 1 else f"e.g. {group[0][0]}"
             lines.append(f"- {topic}: {len(group)} — {reason}: {_key_groups(keys)}")
     return lines

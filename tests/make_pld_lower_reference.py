@@ -35,18 +35,15 @@ from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
 OUT = Path(__file__).parent / "data" / "pld_lower_reference.json"
 SEED = 26
-RANDOM_SETTINGS = 40  # (σ, q, T) drawn at random
-DELTAS_PER_SETTING = 5
+RANDOM_SETTINGS = 20  # (σ, q, T) drawn at random, a third with σ < 0.5 ...
+DELTAS_PER_SETTING = 9  # ... each at this many δ (one composed PLD serves them all: the test stays fast)
 #: Explicit extreme settings (σ, q, T, deltas): the issue's large-ε case, the long RDP composition, T = 10^6.
 EXTREME = [
-    (0.3, 0.5, 1000, [1e-8, 1e-5, 1e-3]),
-    (3.536, 1.776e-4, 686_631, [3.49e-4, 1e-5]),
-    (0.3, 0.5, 1_000_000, [1e-8, 1e-5]),
-    (0.2, 1.0, 1_000_000, [1e-6, 1e-3]),
-    (0.25, 0.01, 1_000_000, [1e-5, 1e-8]),
-    (0.45, 1e-3, 1_000_000, [1e-5, 1e-2]),
-    (1.1, 256 / 60000, 1_000_000, [1e-5, 1e-9]),
-    (0.35, 0.9, 20, [1e-10, 1e-6]),
+    (0.3, 0.5, 1000, [1e-8, 1e-6, 1e-5, 1e-3]),
+    (3.536, 1.776e-4, 686_631, [3.49e-4, 1e-5, 1e-7, 1e-2]),
+    (0.3, 0.5, 1_000_000, [1e-8, 1e-6, 1e-5, 1e-3]),
+    (0.2, 1.0, 1_000_000, [1e-6, 1e-5, 1e-3, 1e-2]),
+    (1.1, 256 / 60000, 1_000_000, [1e-8, 1e-6, 1e-5, 1e-3]),
 ]
 
 
@@ -114,7 +111,9 @@ def random_settings(rng: np.random.Generator) -> list[tuple[float, float, int, l
     out = []
     for i in range(RANDOM_SETTINGS):
         small = i % 3 == 0  # a third with σ < 0.5
-        sigma = float(np.exp(rng.uniform(math.log(0.2), math.log(0.5)) if small else rng.uniform(math.log(0.5), math.log(10))))
+        sigma = float(
+            np.exp(rng.uniform(math.log(0.2), math.log(0.5)) if small else rng.uniform(math.log(0.5), math.log(10)))
+        )
         q = 1.0 if rng.random() < 0.15 else float(np.exp(rng.uniform(math.log(1e-4), 0.0)))
         steps = int(np.exp(rng.uniform(0.0, math.log(1e6))))
         low = max(1e-10, 10 * min_delta(steps))

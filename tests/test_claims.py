@@ -479,3 +479,12 @@ def test_a_not_run_row_does_not_claim_to_miss_its_erratum():
     wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, "Thm 3.1 with s = 1267 gives eps = 1.2498", rtol=1e-3))
     row = ClaimsLog().check(wrong, None, note="ε = 6 not in the quick grid")
     assert row.status == "not-run" and row.note == "ε = 6 not in the quick grid"
+
+
+def test_scorecard_says_as_above_for_a_repeated_reason():
+    log = ClaimsLog()
+    for key in ("a", "b"):
+        log.check(spec(1.5, key=key, rtol=1e-3, erratum=Erratum(1.25, "s = 1267 gives 1.25", rtol=1e-3)), 1.25)
+    card = scorecard_markdown(log.to_rows())
+    assert "| a | 1.5 | 1.25 | differs-explained | s = 1267 gives 1.25 |" in card
+    assert "| b | 1.5 | 1.25 | differs-explained | as above |" in card

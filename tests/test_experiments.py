@@ -140,13 +140,20 @@ _CHANGES = {
     "train_eval_size": 8,
     # paper 000 and 003 modes (issue 21)
     "step_scaling": "mean", "clip_scope": "per_tensor", "noise_placement": "authors_8186d9f",
+    # paper 002 modes (issue 22)
+    "normalization": "private_bn", "bn_noise_multiplier": 2.0, "eval_previous": True,
 }  # fmt: skip
 
 
 _BASES = {"group_size": {"clipping": "mixed", "group_size": 8}, "eval_split": {"validation_size": 10},
           "lr_beta": {"lr_rule": "constant", "lr_decay": 1.0},
-          "modelmix_gap_rule": {"modelmix_tau": ((1.0, 0.1),)}, "step_scaling": {"clients": 2}}  # fmt: skip
-_ALSO = {"lr_rule": {"lr_decay": 1.0}}
+          "modelmix_gap_rule": {"modelmix_tau": ((1.0, 0.1),)}, "step_scaling": {"clients": 2},
+          "eval_previous": {"modelmix_tau": ((1.0, 0.1),)},
+          "normalization": {"model": "scatter_cnn", "model_kwargs": {"dataset": "fmnist"}},
+          "bn_noise_multiplier": {"model": "scatter_cnn", "model_kwargs": {"dataset": "fmnist", "norm": "standardize"},
+                                  "normalization": "private_bn", "bn_noise_multiplier": 1.0}}  # fmt: skip
+_STANDARDIZED = {"model_kwargs": {"dataset": "fmnist", "norm": "standardize"}, "bn_noise_multiplier": 1.0}
+_ALSO = {"lr_rule": {"lr_decay": 1.0}, "normalization": _STANDARDIZED}
 
 
 @pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(RunConfig)])

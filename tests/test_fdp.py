@@ -48,7 +48,7 @@ def test_mu_to_delta_golden_and_delegation():
     assert fdp.mu_to_delta(1.3, 0.7) == gdp.delta_from_mu(1.3, 0.7)
 
 
-@pytest.mark.parametrize("mu", [0.3, 1.0, 2.5])
+@pytest.mark.parametrize("mu", [0.3, 1.0, 2.0])  # μ <= ~2.3 at the default grid (pld_gaussian_delta's bin bound)
 @pytest.mark.parametrize("eps", [0.0, 0.5, 2.0])
 def test_mu_to_delta_against_dp_accounting_pld(mu, eps):
     ours = fdp.mu_to_delta(mu, eps)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from dpcore.federated import silos
 from dpcore.federated.datasets import FederatedTrials
 from dpcore.federated.models import LogisticLoss, SoftmaxLoss, SquaredLoss
 from dpcore.federated.silos import SiloPool
@@ -58,9 +59,14 @@ def _setup(loss_name: str, clipped: bool):
     return pool, (x, y, sizes, loss, k), w, trial_of_stream, participants, steps, sigma, clip
 
 
+@pytest.mark.parametrize("block, group", [(2, 1), (3, 10**9), (32, 50)])  # blocks: several, ragged, one; groups
 @pytest.mark.parametrize("clipped", [False, True])
 @pytest.mark.parametrize("loss_name", sorted(LOSSES))
-def test_local_sgd_messages_equal_the_loop_over_silos_configurations_and_steps(loss_name, clipped):
+def test_local_sgd_messages_equal_the_loop_over_silos_configurations_and_steps(
+    loss_name, clipped, block, group, monkeypatch
+):
+    monkeypatch.setattr(silos, "LOCAL_BLOCK", block)
+    monkeypatch.setattr(silos, "LOCAL_GROUP", group)  # silos per group: 1, all, and groups of a few
     pool, (x, y, sizes, loss, k), w, tos, part, steps, sigma, clip = _setup(loss_name, clipped)
     eta = torch.tensor([0.3, 0.1, 0.05, 0.2], dtype=torch.float64)
     got = pool.local_sgd_messages(w, trial_of_stream=tos, participants=part, local_steps=steps, stepsize=eta,
@@ -121,13 +127,17 @@ def _trials(x, y, sizes, loss_name, k) -> FederatedTrials:
 
 
 @pytest.mark.parametrize("algorithm", ["mb-sgd", "local-sgd"])
-def test_a_trial_gives_the_same_runs_whatever_the_other_trials(algorithm):
-    """Trial t runs with its own seed: the sweep of trials {0, 1} repeats the sweep of trial 0 alone."""
+def test_each_chunk_of_trials_has_its_own_seed(algorithm):
+    """With one trial per chunk (tiny ``max_elements``) trial t runs with seed + 7919·t: the sweep of trials {0, 1}
+    repeats the sweeps of each trial alone with that seed, so chunking is the only thing that moves the draws."""
     rng = np.random.default_rng(11)
     x, y, sizes, _, k = _federation("logistic", rng, trials=2)
     sweep = fe.Sweep(algorithm, (1.0, math.inf), (0.05, 0.2), 3, 2, reps=2, lipschitz=2.0, batch_size=3)
-    both = fe.run_sweep(_trials(x, y, sizes, "logistic", k), sweep, seed=5, dtype=torch.float64)
-    first = fe.run_sweep(_trials(x[:1], y[:1], sizes[:1], "logistic", k), sweep, seed=5, dtype=torch.float64)
-    np.testing.assert_array_equal(both.train_loss[:1], first.train_loss)
-    np.testing.assert_array_equal(both.test_metric[:1], first.test_metric)
-    assert not np.array_equal(both.train_loss[0], both.train_loss[1])  # the trials' draws differ
+    both = fe.run_sweep(_trials(x, y, sizes, "logistic", k), sweep, seed=5, dtype=torch.float64, max_elements=1)
+    for t in range(2):
+        alone = fe.run_sweep(_trials(x[t : t + 1], y[t : t + 1], sizes[t : t + 1], "logistic", k), sweep,
+                             seed=5 + 7919 * t, dtype=torch.float64, max_elements=1)  # fmt: skip
+        np.testing.assert_array_equal(both.train_loss[t : t + 1], alone.train_loss)
+        np.testing.assert_array_equal(both.test_metric[t : t + 1], alone.test_metric)
+    together = fe.run_sweep(_trials(x, y, sizes, "logistic", k), sweep, seed=5, dtype=torch.float64)
+    assert not np.array_equal(together.train_loss[1], both.train_loss[1])  # one chunk of two: other draws

@@ -3,8 +3,8 @@
 For every public function (a name in ``__all__``) of :mod:`dpcore.accounting` (all its modules) and of the
 paper packages' calculator modules, one parameter at a time is replaced by an arbitrary value -- floats
 (NaN, ±inf, ±1e308, 1e-308, subnormals), integers (huge ones included), bools, strings, None, complex
-numbers, numpy scalars -- while the others keep a valid value (:data:`BASE`, built by hand; the parameters
-come from :func:`inspect.signature`).  Each call must, within :data:`CALL_TIMEOUT` seconds (``signal``
+numbers, numpy scalars -- while the others keep a valid value (the table of :func:`_base`, built by hand; the
+parameters come from :func:`inspect.signature`).  Each call must, within :data:`CALL_TIMEOUT` seconds (``signal``
 alarm: a hang fails the test instead of hanging the suite), either
 
 * return a finite non-negative number or a structure of such (lists, dicts, arrays, data frames, dataclasses;
@@ -16,7 +16,13 @@ alarm: a hang fails the test instead of hanging the suite), either
 Stricter than that, as the library's own validation (:mod:`dpcore.validation`) is: a number parameter refuses
 bools, strings, complex numbers and None (unless None is its documented default), and a flag parameter
 refuses anything but a bool.  Each (function, parameter) is one test: a fixed sweep of :data:`SPECIALS`, then
-hypothesis (derandomised, bounded ``max_examples``).
+hypothesis (derandomised, 3 examples; only type refusals for the :data:`COSTLY` functions).  Functions not fuzzed
+are in :data:`SKIP` with the reason (no parameters, result containers, training, an expensive valid base; the
+expensive ones still get :func:`test_expensive_functions_refuse_bad_types`).
+
+Defects found in files owned elsewhere are marked xfail in :data:`XFAIL` (and in :data:`NAMED_REFUSALS`) with the
+defect as the reason, temporarily: remove the mark when the owner fixes it.  The whole file takes about a minute of
+CPU (one core).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import math
 import numbers
 import re
 import signal
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -81,8 +88,8 @@ def _eps_of_sigma(sigma: float) -> float:
     return 2.0 / sigma
 
 
-def _shifted(x: float) -> float:
-    return x - 1.0
+def _decreasing(x: float) -> float:
+    return 1.0 - x
 
 
 def _delta_of_eps(e: float) -> float:
@@ -128,7 +135,6 @@ def _base() -> dict[str, dict[str, Any]]:
     """Valid keyword arguments per function (lazy: some build objects)."""
     from dpcore.accounting import fdp
     from dpcore.accounting.mixture import GaussianMixture
-    from dpcore.accounting.run_record import RunRecord
 
     g1 = fdp.Gaussian(1.0)
     mixture = GaussianMixture(np.array([0.0, 1.0]), np.array([0.5, 0.5]), 1.0)
@@ -137,10 +143,19 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "calibrate.smallest_sigma": dict(eps=_eps_of_sigma, target=1.0),
         A + "dpsgd.resolve_steps": dict(sample_rate=0.01, steps=100, epochs=None),
         A + "dpsgd.method_label": dict(method="pld"),
+        A + "dpsgd.describe": dict(method="rdp", sampling="fixed"),
+        A + "dpsgd.LabelledEpsilon": dict(value=1.0, rigorous=True, method="rdp", description="d"),
         A + "dpsgd.dpsgd_epsilon": dict(noise_multiplier=1.0, **DP),
-        A + "dpsgd.dpsgd_noise_multiplier": dict(target_epsilon=2.0, method="rdp", **DP),
-        A + "dpsgd.epsilon_curve": dict(noise_multiplier=1.0, sample_rate=0.01, steps=[10, 100], delta=1e-5,
-                                        variants=(("rdp", "poisson"), ("gdp", "poisson"))),
+        A + "dpsgd.dpsgd_noise_multiplier": dict(
+            target_epsilon=2.0, method="rdp", sample_rate=0.05, steps=20, delta=1e-5
+        ),
+        A + "dpsgd.epsilon_curve": dict(
+            noise_multiplier=1.0,
+            sample_rate=0.01,
+            steps=[10, 100],
+            delta=1e-5,
+            variants=(("rdp", "poisson"), ("gdp", "poisson")),
+        ),
         A + "events.check_sampling": dict(sampling="poisson"),
         A + "events.check_clipping": dict(clipping="individual"),
         A + "events.effective_noise_multiplier": dict(noise_multiplier=1.0, sampling="fixed"),
@@ -155,8 +170,9 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "fdp.mu_to_epsilon": dict(mu=1.0, delta=1e-5),
         A + "fdp.tradeoff_to_delta": dict(f=g1, epsilon=1.0, symmetric=True),
         A + "fdp.tradeoff_to_epsilon": dict(f=g1, delta=1e-5, symmetric=True),
-        A + "fdp.tradeoff_from_delta_curve": dict(epsilons=np.array([0.0, 1.0, 2.0]),
-                                                  deltas=np.array([0.3, 0.1, 0.01])),
+        A + "fdp.tradeoff_from_delta_curve": dict(
+            epsilons=np.array([0.0, 1.0, 2.0]), deltas=np.array([0.3, 0.1, 0.01])
+        ),
         A + "fdp.lower_convex_envelope": dict(x=np.array([0.0, 0.5, 1.0]), y=np.array([1.0, 0.4, 0.0])),
         A + "fdp.inverse_tradeoff": dict(f=g1, alpha=0.1),
         A + "fdp.subsample": dict(f=g1, p=0.1),
@@ -175,7 +191,7 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "gaussian.tradeoff": dict(mu=1.0, alpha=0.1),
         A + "gaussian.power": dict(mu=1.0, alpha=0.1),
         A + "gaussian.noise_to_mu": dict(noise_multiplier=1.0),
-        A + "gaussian.upper_root": dict(f=_shifted, lo=0.0, hi=2.0),
+        A + "gaussian.upper_root": dict(f=_decreasing, lo=0.0, hi=2.0),
         A + "mixture.GaussianMixture": dict(support=np.array([0.0, 1.0]), weights=np.array([0.5, 0.5]), sigma=1.0),
         A + "mixture.convolve_power": dict(pmf=np.array([0.5, 0.5]), n=3),
         A + "mixture.trim_pmf": dict(pmf=np.array([0.0, 0.5, 0.5]), offset=0),
@@ -189,12 +205,15 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "modelmix.epsilon_curve": dict({k: v for k, v in MM.items() if k != "steps"}, steps=[10, 50], delta=1e-5),
         A + "modelmix.dpsgd_rdp": dict(n=1000, batch_size=10.0, steps=50, noise_multiplier=1.0),
         A + "modelmix.dpsgd_epsilon": dict(n=1000, batch_size=10.0, steps=50, noise_multiplier=1.0, delta=1e-5),
-        A + "modelmix.schedule_rdp": dict(phases=[(25, 0.1), (25, 0.05)], n=1000, batch_size=10.0,
-                                          noise_multiplier=1.0, clip=1.0),
-        A + "modelmix.schedule_epsilon": dict(phases=[(25, 0.1), (25, 0.05)], n=1000, batch_size=10.0,
-                                              noise_multiplier=1.0, clip=1.0, delta=1e-5),
-        A + "modelmix.noise_multiplier_for_epsilon": dict(target_epsilon=2.0, n=1000, batch_size=10.0, steps=50,
-                                                          delta=1e-5, tau=0.1, rtol=1e-3),
+        A + "modelmix.schedule_rdp": dict(
+            phases=[(25, 0.1), (25, 0.05)], n=1000, batch_size=10.0, noise_multiplier=1.0, clip=1.0
+        ),
+        A + "modelmix.schedule_epsilon": dict(
+            phases=[(25, 0.1), (25, 0.05)], n=1000, batch_size=10.0, noise_multiplier=1.0, clip=1.0, delta=1e-5
+        ),
+        A + "modelmix.noise_multiplier_for_epsilon": dict(
+            target_epsilon=2.0, n=1000, batch_size=10.0, steps=50, delta=1e-5, tau=0.1, rtol=1e-3
+        ),
         A + "pld.min_delta": dict(steps=100),
         A + "pld.roundoff": dict(steps=100),
         A + "pld.pld_epsilon": dict(noise_multiplier=1.0, **DP),
@@ -207,8 +226,9 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "records.as_record": dict(record=_record()),
         A + "records.choose_accountant": dict(record=_record()),
         A + "records.epsilon_for_record": dict(record=_record(), delta=1e-5, method="rdp"),
-        A + "records.AccountantChoice": dict(name="rdp", adjacency="add_remove", sensitivity=1.0,
-                                             noise_multiplier=1.0, description="d"),
+        A + "records.AccountantChoice": dict(
+            name="dpsgd", adjacency="add/remove", sensitivity=1.0, noise_multiplier=1.0, description="d"
+        ),
         A + "run_record.RunRecord": _record(),
         A + "shuffled.rounds_per_epoch": dict(N=1000, batch=10),
         A + "shuffled.batch_clipping_q": dict(N=1000, s=10, g=1),
@@ -250,28 +270,41 @@ def _base() -> dict[str, dict[str, Any]]:
         P1 + "accounting.noise_variance": dict(ISRL),
         P1 + "accounting.local_sgd_noise_std": dict(ISRL),
         P1 + "accounting.one_pass_noise_std": dict(lipschitz=1.0, epsilon=1.0, delta=1e-6, batch_size=100),
-        P1 + "accounting.shuffled_noise_std": dict(lipschitz=1.0, rounds=35, n=100, num_silos=10, silos_per_round=5,
-                                                   epsilon=1.0, delta=1e-6),
+        P1 + "accounting.shuffled_noise_std": dict(
+            lipschitz=1.0, rounds=35, n=100, num_silos=10, silos_per_round=5, epsilon=1.0, delta=1e-6
+        ),
         P1 + "accounting.batch_size_experiments": dict(n=1238, rounds=35, epsilon=18.0),
         P1 + "accounting.batch_size_theory_min": dict(n=1238, rounds=35, epsilon=1.0, delta=1e-6),
         P1 + "accounting.variance_ratio_theory_to_experiments": dict(rounds=35, delta=1e-6),
         P1 + "accounting.moments_accountant_epsilon_limit": dict(delta=1e-6),
         P1 + "accounting.theory_epsilon_limit": dict(delta=1e-6),
-        P1 + "accounting.mbsgd_epsilon": dict(noise_std=1.0, lipschitz=1.0, batch_size=10, n=100, rounds=10,
-                                              delta=1e-5),
-        P1 + "accounting.local_sgd_epsilon": dict(noise_std=1.0, lipschitz=1.0, n=100, rounds=5, local_steps=2,
-                                                  delta=1e-5),
+        P1 + "accounting.mbsgd_epsilon": dict(
+            noise_std=1.0, lipschitz=1.0, batch_size=10, n=100, rounds=10, delta=1e-5
+        ),
+        P1 + "accounting.local_sgd_epsilon": dict(
+            noise_std=1.0, lipschitz=1.0, n=100, rounds=5, local_steps=2, delta=1e-5
+        ),
         P1 + "accounting.one_pass_epsilon": dict(noise_std=1.0, lipschitz=1.0, batch_size=10, delta=1e-5),
         P1 + "accounting.with_replacement_pld": dict(noise_multiplier=1.0, batch_size=10, n=100),
-        P1 + "accounting.mixture_pld": dict(upper_means=np.array([0.0, 1.0]), upper_weights=np.array([0.9, 0.1]),
-                                            lower_means=np.array([0.0]), lower_weights=np.array([1.0])),
-        P1 + "accounting.mixture_pld_pmf": dict(upper_means=np.array([0.0, 1.0]), upper_weights=np.array([0.9, 0.1]),
-                                                lower_means=np.array([0.0]), lower_weights=np.array([1.0])),
-        P1 + "accounting.calibrate_mbsgd_noise_std": dict(target_epsilon=2.0, lipschitz=1.0, batch_size=10, n=100,
-                                                          rounds=10, delta=1e-5, rtol=0.05),
+        P1 + "accounting.mixture_pld": dict(
+            upper_means=np.array([0.0, 1.0]),
+            upper_weights=np.array([0.9, 0.1]),
+            lower_means=np.array([0.0]),
+            lower_weights=np.array([1.0]),
+        ),
+        P1 + "accounting.mixture_pld_pmf": dict(
+            upper_means=np.array([0.0, 1.0]),
+            upper_weights=np.array([0.9, 0.1]),
+            lower_means=np.array([0.0]),
+            lower_weights=np.array([1.0]),
+        ),
+        P1 + "accounting.calibrate_mbsgd_noise_std": dict(
+            target_epsilon=2.0, lipschitz=1.0, batch_size=10, n=100, rounds=10, delta=1e-5, rtol=0.05
+        ),
         P1 + "accounting.shuffle_round_epsilon": dict(eps0=1.0, n=1, num_silos=10_000, delta=1e-5),
-        P1 + "accounting.audit_calibration": dict(setting="x", algorithm="mb-sgd", epsilon=1.0, n=100, rounds=5,
-                                                  batch_size=10),
+        P1 + "accounting.audit_calibration": dict(
+            setting="x", algorithm="mb-sgd", epsilon=1.0, n=100, rounds=5, batch_size=10
+        ),
         P1 + "analysis.beats_nonprivate_local_from": dict(result=_panel_result()),
         P1 + "analysis.mb_beats_local_everywhere": dict(result=_panel_result(), max_epsilon=2.0),
         P1 + "analysis.ratio_to_nonprivate_local": dict(result=_panel_result(), min_epsilon=1.0),
@@ -283,20 +316,46 @@ def _base() -> dict[str, dict[str, Any]]:
         P1 + "analysis.gains_note": dict(result=_panel_result()),
         P1 + "analysis.mnist_claims": dict(results={1: _panel_result()}, fig4_silos_per_round=[1]),
         P1 + "analysis.insurance_claims": dict(results={(3, 3): _panel_result()}, fig5_panels=[(3, 3)]),
-        P1 + "analysis.obesity_claims": dict(results={1: _panel_result()},
-                                             authors=pd.DataFrame({"M": [1], "gain_vs_isrl_local_sgd": [0.1]})),
+        P1 + "analysis.obesity_claims": dict(
+            results={1: _panel_result()}, authors=pd.DataFrame({"M": [1], "gain_vs_isrl_local_sgd": [0.1]})
+        ),
         P1 + "analysis.selected_summary": dict(
-            selected=pd.DataFrame({"panel": [1, 1], "curve": ["a", "a"], "epsilon": [1.0, 1.0],
-                                   "stepsize": [0.1, 0.1], "at_grid_edge": [False, True], "test_metric": [0.5, 0.4],
-                                   "clip": [np.nan, np.nan]}),
-            by=["panel"]),  # fmt: skip
+            selected=pd.DataFrame(
+                {
+                    "panel": [1, 1],
+                    "curve": ["a", "a"],
+                    "epsilon": [1.0, 1.0],
+                    "stepsize": [0.1, 0.1],
+                    "at_grid_edge": [False, True],
+                    "test_metric": [0.5, 0.4],
+                    "clip": [np.nan, np.nan],
+                }
+            ),
+            by=["panel"],
+        ),  # fmt: skip
         # ---- paper 002
-        P2 + "corollary41.corollary41_epsilon": dict(n=50_000, batch_size=1000.0, steps=100, noise_multiplier=1.0,
-                                                     clip=20.0, tau=0.15, delta=1e-5, linf_blocks=25),
+        P2 + "corollary41.corollary41_epsilon": dict(
+            n=50_000,
+            batch_size=1000.0,
+            steps=100,
+            noise_multiplier=1.0,
+            clip=20.0,
+            tau=0.15,
+            delta=1e-5,
+            linf_blocks=25,
+        ),
         P2 + "corollary41.fig3_printed_vs_corrected": dict(z=1.0, panels="c", linf_blocks=(25,)),
         P2 + "corollary41.claim_values": dict(table=pd.DataFrame({"key": ["k", ""], "as printed": [-1.0, 2.0]})),
-        P2 + "fig3.amplification_curves": dict(steps=[10, 100], n=50_000, batch_size=1000.0, noise_multiplier=1.0,
-                                               clip=20.0, tau=0.15, delta=1e-5, linf_blocks=(None,)),
+        P2 + "fig3.amplification_curves": dict(
+            steps=[10, 100],
+            n=50_000,
+            batch_size=1000.0,
+            noise_multiplier=1.0,
+            clip=20.0,
+            tau=0.15,
+            delta=1e-5,
+            linf_blocks=(None,),
+        ),
         P2 + "fig3.panel_curves": dict(calibration=pd.DataFrame({"q": [0.02], "z": [1.0]}), points=2, taus=(0.3,)),
         P2 + "fig3.end_values": dict(curves=_fig3_curves()),
         P2 + "fig3.claim_values": dict(ends=_fig3_curves().drop(columns="steps")),
@@ -312,7 +371,8 @@ def _base() -> dict[str, dict[str, Any]]:
             curves=_fig3_curves(),
             taus=pd.DataFrame({c: [3.0, 2.0] for c in ("ModelMix", "ModelMix p=25", "ModelMix p=100")}),
             ps=pd.DataFrame({"p": [1, 4, 16], "tau=0.3eta": [3.0, 2.0, 1.5]}),
-            slopes={"ModelMix": -0.5, "ModelMix p=100": -1.0}),  # fmt: skip
+            slopes={"ModelMix": -0.5, "ModelMix p=100": -1.0},
+        ),  # fmt: skip
         P2 + "section5.authors_cifar10": dict(steps=100),
         P2 + "section5.transfer_phases": dict(steps=30),
         P2 + "section5.transfer_epsilon": dict(steps=30, reference_noise=1.0),
@@ -345,8 +405,7 @@ def _base() -> dict[str, dict[str, Any]]:
         P3 + "tables.collision_rows": dict(settings=((100, 10, 2),), draws=100),
         P3 + "tables.h_series_rows": dict(sigmas=(2.0,)),
         P3 + "tables.thinning_rows": dict(sigma=2.0, E_values=(3,)),
-        P3 + "tables.containment_rows": dict(sigma=2.0, E=3, N=1000, batch=10, groups=(1,),
-                                             alpha=np.array([0.1, 0.5])),
+        P3 + "tables.containment_rows": dict(sigma=2.0, E=3, N=1000, batch=10, groups=(1,), alpha=np.array([0.1, 0.5])),
         # ---- paper 004
         P4 + "contraction.theta": dict(epsilon=1.0, r=1.0),
         P4 + "contraction.log_theta": dict(epsilon=1.0, r=1.0),
@@ -358,8 +417,9 @@ def _base() -> dict[str, dict[str, Any]]:
         P4 + "contraction.last_iterate_delta": dict(epsilon=1.0, eta=0.5, **P4A),
         P4 + "contraction.log_last_iterate_delta": dict(epsilon=1.0, eta=0.5, **P4A),
         P4 + "contraction.last_iterate_delta_schedule": dict(epsilon=1.0, batch_sizes=[10, 10], etas=0.5, sigmas=1.5),
-        P4 + "contraction.log_last_iterate_delta_schedule": dict(epsilon=1.0, batch_sizes=[10, 10], etas=0.5,
-                                                                 sigmas=1.5),
+        P4 + "contraction.log_last_iterate_delta_schedule": dict(
+            epsilon=1.0, batch_sizes=[10, 10], etas=0.5, sigmas=1.5
+        ),
         P4 + "contraction.corollary1_delta": dict(epsilon=1.0, strong_convexity=1.0, **P4A),
         P4 + "contraction.random_stop_delta": dict(epsilon=1.0, batch_sizes=[10, 10], etas=0.5, sigmas=1.5),
         P4 + "contraction.corollary3_delta": dict(epsilon=1.0, n=100, batch_size=10, eta_min=0.5, sigma_min=1.5),
@@ -378,6 +438,11 @@ def _base() -> dict[str, dict[str, Any]]:
         P4 + "baselines.wor_rdp_epsilon": dict(P4A, delta=1e-5),
         P4 + "baselines.pabi_delta": dict(P4A, epsilon=1.0),
         P4 + "baselines.baseline_deltas": dict(P4A, epsilon=1.0, eta=0.5),
+        # ---- skipped as expensive: only the type refusals are tested (test_expensive_functions_refuse_bad_types)
+        P2 + "fig3.calibrate": dict(sample_rates=(0.02,)),
+        P2 + "section5.table1_noise": dict(epsilons=(1.0,)),
+        P2 + "soundness.appendix_c_table": dict(z=1.0),
+        P4 + "baselines.baseline_table": dict(P4A, eta=0.5),
     }
 
 
@@ -395,6 +460,8 @@ SKIP: dict[str, str] = {
     P1 + "analysis.authors_script_sweep": "trains models on federated trials (expensive, needs data)",
     P1 + "analysis.accelerated_curves": "trains models on federated trials (expensive, needs data)",
     P3 + "tables.table_1_2_rows": "expensive valid base (~5 s CPU: the numerical ε of every lemma curve)",
+    P1 + "accounting.calibrate_mbsgd_noise_std": "expensive valid base (10-20 tight PLD accountings)",
+    P1 + "accounting.audit_calibration": "expensive valid base (two tight PLD accountings, ~3 s)",
     P2 + "fig3.calibrate": "expensive valid base (RDP calibration at T = 5000, ~1 s per call)",
     P2 + "section5.table1_noise": "expensive valid base (four ModelMix calibrations)",
     P2 + "soundness.appendix_c_table": "expensive valid base (every ModelMix check of Appendix C)",
@@ -434,11 +501,22 @@ NAN_OK: dict[str, str] = {
 }
 #: Functions that may return ∞, with where it is documented.
 INF_OK: dict[str, str] = {
+    A + "records.AccountantChoice": "sensitivity = ∞ is accepted by its own validation (allow_inf)",
+    A + "fdp.Gaussian": "mu = ∞ is G_∞, no privacy left (docstring)",
+    A + "fdp.clt_factor": "∞ when it overflows, σ ≲ 0.04 (docstring)",
+    A + "fdp.clt_mu": "∞ when μ overflows (docstring)",
+    A + "gaussian.epsilon_from_mu": "∞ for μ = ∞ (docstring) and where ε overflows the double range",
+    A + "fdp.mu_to_epsilon": "as gaussian.epsilon_from_mu",
+    A + "dpsgd.LabelledEpsilon": "value in [0, inf] (docstring)",
+    P1 + "accounting.mbsgd_epsilon": "∞ for noise_std = 0 and δ below the PLD's mass at infinite loss (docstring)",
+    P1 + "accounting.local_sgd_epsilon": "as mbsgd_epsilon (docstring)",
+    P1 + "accounting.one_pass_epsilon": "∞ where μ = sensitivity/σ overflows (docstring)",
     P0 + "calculator.gamma_rhs_alpha": "∞ outside the domain of F (docstring)",
     P0 + "calculator.gamma_rhs": "∞ outside the domain of F (docstring)",
     P0 + "calculator.gdp_epsilon": "∞ where the CLT's μ overflows (docstring)",
     P0 + "moments.moments_epsilon": "∞ when no order λ is admissible (docstring)",
     P0 + "moments.lemma_b3_bound": "∞ where λ is not admissible (docstring)",
+    P0 + "moments.theorem_b2": "u0, u1, sigma_required = ∞ where the theorem does not apply (docstring)",
     P4 + "contraction.sensitivity_ratio": "∞ where 2L/(√m σ) overflows (docstring: θ_ε(∞) = 1)",
     P4 + "contraction.contraction_ratio": "∞ where the ratio overflows or radius = ∞ (docstring)",
     P3 + "bounds.a0_epsilon": "∞ where the CLT's μ overflows (σ tiny) or δ is below the PLD's mass at ∞ (docstring)",
@@ -450,7 +528,14 @@ INF_OK: dict[str, str] = {
 }
 
 #: (function, parameter) -> the defect, for failures in files owned elsewhere (temporary; see the module doc).
-XFAIL: dict[tuple[str, str], str] = {}
+XFAIL: dict[tuple[str, str], str] = {
+    (P2 + "corollary41.corollary41_epsilon", "delta"): (
+        "upstream: dpcore.accounting.rdp.rdp_to_epsilon(conversion='mironov') takes log(1/delta), which is ∞ at "
+        "delta=5e-324: ε = ∞ instead of a finite value"
+    ),
+    (P2 + "fig3.amplification_curves", "delta"): "upstream: as corollary41_epsilon (rdp_to_epsilon, mironov, δ=5e-324)",
+    (A + "run_record.RunRecord", "seed"): "RunRecord accepts a negative seed (seed=-1; numpy's default_rng refuses it)",
+}
 
 
 # --------------------------------------------------------------------------- bad values
@@ -458,23 +543,45 @@ class _Unset:
     """Marker: the parameter is left to its default."""
 
 
+#: Tried in every parameter of every function: the extremes and the types of issue 26 §4.
 SPECIALS: tuple = (
-    math.nan, math.inf, -math.inf, 1e308, -1e308, 1e-308, 5e-324, 0.0, -1.0, 0.5, 3, 0, -1, 10**30, 2**64,
-    True, False, "abc", "1.5", "", None, 1 + 2j, complex(1.0, 0.0), np.float64(math.nan), np.float32(2.5),
-    np.int64(3), np.int64(-3), np.bool_(True),
+    math.nan, math.inf, -math.inf, 1e308, -1e308, 1e-308, 5e-324, 0.0, -1, 10**30,
+    True, "abc", "1.5", None, 1 + 2j, complex(1.0, 0.0), np.float64(math.nan), np.int64(-3), np.bool_(True),
 )  # fmt: skip
 
-VALUES = st.one_of(
-    st.sampled_from(SPECIALS),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.integers(min_value=-(2**70), max_value=2**70),
+#: Values every number parameter must refuse without computing anything (types, NaN, ±∞ unless documented).
+REFUSED = st.one_of(
     st.booleans(),
     st.text(max_size=4),
     st.none(),
     st.complex_numbers(allow_nan=True, allow_infinity=True),
+    st.sampled_from([math.nan, -math.inf, np.float64(math.nan), np.bool_(False)]),
+)
+#: Arbitrary values: the above plus any float, integer (huge ones included) and numpy scalar.
+VALUES = st.one_of(
+    REFUSED,
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True).map(np.float64),
     st.integers(min_value=-(2**63), max_value=2**63 - 1).map(np.int64),
 )
+#: Functions whose valid base call costs more than ~0.1 s: hypothesis draws only from :data:`REFUSED` for them
+#: (the extremes of :data:`SPECIALS` are still tried), which keeps the file within about a minute of CPU.
+COSTLY = {
+    A + "dpsgd.dpsgd_noise_multiplier", A + "dpsgd.epsilon_curve", A + "modelmix.noise_multiplier_for_epsilon",
+    A + "pld.pld_noise_multiplier", A + "fdp.pld_gaussian_delta", A + "fdp.tradeoff_to_epsilon",
+    A + "fdp.subsampled_gaussian_tradeoff", A + "rdp.rdp_curve", A + "pld.pld_epsilon", A + "pld.pld_delta",
+    A + "dpsgd.dpsgd_epsilon", A + "records.epsilon_for_record",
+    P1 + "accounting.mbsgd_epsilon", P1 + "accounting.local_sgd_epsilon", P1 + "accounting.with_replacement_pld",
+    P1 + "accounting.mixture_pld", P1 + "accounting.mixture_pld_pmf",
+    P2 + "corollary41.corollary41_epsilon", P2 + "corollary41.fig3_printed_vs_corrected",
+    P2 + "fig3.amplification_curves", P2 + "fig3.tau_sweep", P2 + "fig3.tau_slopes", P2 + "fig3.p_sweep",
+    P2 + "fig3.literal_units", P2 + "section5.transfer_epsilon", P2 + "section5.transfer_claim_values",
+    P2 + "section5.authors_cifar10", P2 + "soundness.split_epsilons", P2 + "soundness.direction_ratios",
+    P3 + "tables.a0_a1_rows", P3 + "tables.containment_rows", P3 + "tables.group_rows",
+    P4 + "baselines.baseline_deltas", P4 + "baselines.gaussian_pld_delta", P4 + "baselines.wor_rdp_epsilon",
+    P4 + "baselines.poisson_pld_epsilon",
+}  # fmt: skip
 
 
 class CallTimeout(Exception):
@@ -529,31 +636,51 @@ def _bad_numbers(x: Any, *, signed: bool, nan_ok: bool, inf_ok: bool, path: str 
         return []
     if isinstance(x, np.ndarray):
         if x.dtype == object:
-            return [e for i, item in enumerate(x.ravel()) for e in _bad_numbers(
-                item, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{i}]")]
+            return [
+                e
+                for i, item in enumerate(x.ravel())
+                for e in _bad_numbers(item, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{i}]")
+            ]
         if x.dtype.kind in "biuf":
-            return [e for i, v in enumerate(x.ravel()[:50]) for e in _bad_numbers(
-                v, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{i}]")]
+            return [
+                e
+                for i, v in enumerate(x.ravel()[:50])
+                for e in _bad_numbers(v, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{i}]")
+            ]
         return [f"{path}: array of dtype {x.dtype}"] if x.dtype.kind == "c" else []
     if isinstance(x, pd.DataFrame):
-        return [e for c in x.columns for e in _bad_numbers(
-            x[c].to_numpy(), signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{c!r}]")]
+        return [
+            e
+            for c in x.columns
+            for e in _bad_numbers(x[c].to_numpy(), signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{c!r}]")
+        ]
     if isinstance(x, pd.Series):
         return _bad_numbers(x.to_numpy(), signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=path)
     if isinstance(x, dict):
-        return [e for k, v in x.items() for e in _bad_numbers(
-            v, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{k!r}]")]
+        return [
+            e
+            for k, v in x.items()
+            for e in _bad_numbers(v, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{k!r}]")
+        ]
     if isinstance(x, (list, tuple)):
-        return [e for i, v in enumerate(x) for e in _bad_numbers(
-            v, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{i}]")]
+        return [
+            e
+            for i, v in enumerate(x)
+            for e in _bad_numbers(v, signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}[{i}]")
+        ]
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
-        return [e for f in dataclasses.fields(x) for e in _bad_numbers(
-            getattr(x, f.name), signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}.{f.name}")]
+        return [
+            e
+            for f in dataclasses.fields(x)
+            for e in _bad_numbers(
+                getattr(x, f.name), signed=signed, nan_ok=nan_ok, inf_ok=inf_ok, path=f"{path}.{f.name}"
+            )
+        ]
     return []  # opaque (callables, dp_accounting objects)
 
 
 def _kind(key: str, name: str, base_value: Any) -> str:
-    """"number", "flag" or "other" for the strict type rules."""
+    """The kind of a parameter for the strict type rules: "number", "flag" or "other"."""
     p = _parameters(key)[name]
     value = p.default if base_value is _Unset else base_value
     if isinstance(value, (bool, np.bool_)):
@@ -593,7 +720,7 @@ def check_one(key: str, name: str, value: Any) -> str | None:
     except CallTimeout as exc:
         return f"{name}={value!r}: {exc}"
     except (ValueError, TypeError) as exc:
-        if re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", str(exc)):
+        if _names(str(exc), name):
             return None
         return f"{name}={value!r}: {type(exc).__name__} without the parameter's name: {str(exc)[:200]}"
     except Exception as exc:  # noqa: BLE001 - any other exception is what this test looks for
@@ -606,6 +733,13 @@ def check_one(key: str, name: str, value: Any) -> str | None:
     return None
 
 
+def _names(message: str, name: str) -> bool:
+    """Whether ``message`` names the parameter as a word (``async_`` may appear as ``async``)."""
+    return any(
+        re.search(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])", message) for word in {name, name.rstrip("_")}
+    )
+
+
 def _short(x: Any) -> str:
     text = repr(x)
     return text if len(text) < 80 else text[:77] + "..."
@@ -613,13 +747,20 @@ def _short(x: Any) -> str:
 
 _BASE = _base()
 
+
+def _marks(key: str, name: str) -> list:
+    if (key, name) not in XFAIL:
+        return []
+    reason = XFAIL[(key, name)]
+    return [pytest.mark.xfail(reason=reason, strict=False, run=not reason.startswith("slow"))]
+
+
 CASES = [
-    pytest.param(key, name, id=f"{key.removeprefix('dpcore.')}:{name}",
-                 marks=[pytest.mark.xfail(reason=XFAIL[(key, name)], strict=False)] if (key, name) in XFAIL else [])
+    pytest.param(key, name, id=f"{key.removeprefix('dpcore.')}:{name}", marks=_marks(key, name))
     for key in PUBLIC
     if key not in SKIP
     for name in _parameters(key)
-]  # fmt: skip
+]
 
 
 # --------------------------------------------------------------------------- tests
@@ -636,19 +777,128 @@ def test_the_valid_base_call_answers(key):
     assert not _bad_numbers(result, signed=key in SIGNED, nan_ok=key in NAN_OK, inf_ok=key in INF_OK)
 
 
+def test_the_fuzzed_count_is_reported():
+    """The number of public functions this file fuzzes (issue 26 asks for it in the note)."""
+    fuzzed = [k for k in PUBLIC if k not in SKIP]
+    assert len(fuzzed) >= 200, len(fuzzed)
+    assert len(CASES) >= 900, len(CASES)
+
+
 @pytest.mark.parametrize(("key", "name"), CASES)
 def test_one_bad_parameter_is_refused_or_answered(key, name):
-    failures = [f for f in (check_one(key, name, v) for v in SPECIALS) if f]
-    assert not failures, f"{key}: " + "; ".join(failures[:5])
+    for value in SPECIALS:  # stop at the first failure: one message per case
+        failure = check_one(key, name, value)
+        assert failure is None, f"{key}: {failure}"
     _fuzz(key, name)
 
 
 def _fuzz(key: str, name: str) -> None:
-    @settings(max_examples=6, deadline=None, derandomize=True, database=None,
+    @settings(max_examples=3, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(value=VALUES)
+    @given(value=REFUSED if key in COSTLY else VALUES)
     def run(value):
         failure = check_one(key, name, value)
         assert failure is None, f"{key}: {failure}"
 
     run()
+
+
+# --------------------------------------------------------------------------- the cases issue 26 names
+def _named(call: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.process_time()
+    with _deadline(4 * CALL_TIMEOUT):
+        out = call()
+    return out, time.process_time() - start
+
+
+def _import(key: str) -> Callable:
+    module, _, name = key.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+_P4KW = dict(n=100, batch_size=10, eta=0.5, sigma=1.5)
+#: (function, keyword arguments, the parameter a refusal must name, or None when an answer is expected).
+NAMED_REFUSALS = [
+    (P1 + "accounting.mbsgd_epsilon", dict(_BASE[P1 + "accounting.mbsgd_epsilon"], rounds=10**9), "rounds"),
+    (P1 + "accounting.noise_std", dict(ISRL, batch_size=None), "batch_size"),
+    (P1 + "accounting.noise_std", dict(ISRL, rounds=True), "rounds"),
+    (P1 + "accounting.noise_std", dict(ISRL, epsilon="1.5"), "epsilon"),
+    (P3 + "bounds.a0_epsilon", dict(_BASE[P3 + "bounds.a0_epsilon"], sigma="abc"), "sigma"),
+    (P3 + "bounds.a0_epsilon", dict(_BASE[P3 + "bounds.a0_epsilon"], sigma=1 + 2j), "sigma"),
+    (P3 + "bounds.a0_epsilon", dict(_BASE[P3 + "bounds.a0_epsilon"], sigma=1e308), "sigma"),
+    (P3 + "bounds.a0_epsilon", dict(_BASE[P3 + "bounds.a0_epsilon"], sigma=1e-308), "sigma"),
+    (P3 + "bounds.a0_epsilon", dict(_BASE[P3 + "bounds.a0_epsilon"], E=True), "E"),
+    (P4 + "contraction.theta", dict(epsilon=math.nan, r=1.0), "epsilon"),
+    (P4 + "contraction.last_iterate_delta", dict(_P4KW, epsilon=1.0, sigma=1e-308), None),
+    (P4 + "contraction.last_iterate_delta", dict(_P4KW, epsilon=1.0, n=10**30), None),
+    (P4 + "baselines.poisson_rdp_epsilon", dict(_BASE[P4 + "baselines.poisson_rdp_epsilon"], sigma=1e308), "sigma"),
+    (P4 + "baselines.poisson_pld_epsilon", dict(_BASE[P4 + "baselines.poisson_pld_epsilon"], sigma=1e-308), "sigma"),
+    (P4 + "baselines.wor_rdp_epsilon", dict(_BASE[P4 + "baselines.wor_rdp_epsilon"], lipschitz=1e-308), "lipschitz"),
+    (P2 + "corollary41.corollary41_epsilon", dict(_BASE[P2 + "corollary41.corollary41_epsilon"], tau=1e308), "tau"),
+    (A + "dpsgd.epsilon_curve", dict(_BASE[A + "dpsgd.epsilon_curve"], steps=5), "steps"),
+    # defects of dpcore.accounting found by this file, owned elsewhere (temporary xfails, see XFAIL):
+    pytest.param(
+        A + "rdp.rdp_to_epsilon", dict(_BASE[A + "rdp.rdp_to_epsilon"], delta=5e-324, conversion="mironov"), None,
+        marks=pytest.mark.xfail(reason="rdp_to_epsilon(conversion='mironov') takes log(1/delta): ∞ at 5e-324"),
+    ),
+    pytest.param(
+        A + "modelmix.epsilon", dict(_BASE[A + "modelmix.epsilon"], linf_blocks=25, noise_multiplier=1e308),
+        "noise_multiplier",
+        marks=pytest.mark.xfail(reason="modelmix: z·sqrt(linf_blocks) overflows; the refusal names 'noise', not "
+                                       "'noise_multiplier'"),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("key", "kwargs", "name"), NAMED_REFUSALS, ids=lambda v: v.removeprefix("dpcore.") if isinstance(v, str) else "-"
+)
+def test_the_cases_issue_26_names_answer_or_refuse_within_two_seconds(key, kwargs, name):
+    fn = _import(key)
+    if name is None:
+        out, seconds = _named(lambda: fn(**kwargs))
+        assert not _bad_numbers(out, signed=False, nan_ok=False, inf_ok=False), out
+    else:
+        start = time.process_time()
+        with pytest.raises(ValueError) as info, _deadline(4 * CALL_TIMEOUT):
+            fn(**kwargs)
+        seconds = time.process_time() - start
+        assert _names(str(info.value), name), str(info.value)
+    assert seconds < 2.0
+
+
+def test_the_silent_answers_issue_26_names_are_documented_values():
+    from dpcore.papers.p001_isrl.accounting import mbsgd_epsilon
+    from dpcore.papers.p004_contraction.contraction import theta
+
+    assert theta(1e308, 1.0) == 0.0  # was NaN: δ of an ε beyond the double range is 0
+    assert theta(1.0, math.inf) == 1.0  # θ_ε(∞) = 1 (documented: unbounded distance, no guarantee)
+    kw = dict(_BASE[P1 + "accounting.mbsgd_epsilon"])
+    assert mbsgd_epsilon(**dict(kw, noise_std=0.0)) == math.inf  # documented: no noise, no finite ε
+    assert "noise_std=0" in mbsgd_epsilon.__doc__
+
+
+@pytest.mark.xfail(reason="slow: pld.pld_noise_multiplier(delta=0.5) takes > 5 s (21 s wall measured)", run=False)
+def test_pld_calibration_at_a_large_delta_answers_within_a_few_seconds():
+    _, seconds = _named(lambda: _import(A + "pld.pld_noise_multiplier")(2.0, sample_rate=0.01, steps=100, delta=0.5))
+    assert seconds < CALL_TIMEOUT
+
+
+#: The skipped functions whose valid base is expensive but whose inputs are still checked before any work.
+EXPENSIVE = [k for k in SKIP if k in _BASE and k in PUBLIC]
+TYPE_CASES = [
+    pytest.param(key, name, id=f"{key.removeprefix('dpcore.')}:{name}")
+    for key in EXPENSIVE
+    for name in _parameters(key)
+    if _kind(key, name, _BASE[key].get(name, _Unset)) in ("number", "flag")
+]
+
+
+@pytest.mark.parametrize(("key", "name"), TYPE_CASES)
+def test_expensive_functions_refuse_bad_types(key, name):
+    """A value no number or flag parameter may take is refused before any accountant runs."""
+    for value in (math.nan, "abc", None, 1 + 2j, np.bool_(True)):
+        if value is None and _parameters(key)[name].default is None:
+            continue
+        failure = check_one(key, name, value)
+        assert failure is None, f"{key}: {failure}"

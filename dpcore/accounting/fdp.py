@@ -486,7 +486,8 @@ def group_gaussian(mu: float, g: int) -> float:
 def pld_gaussian_delta(mu: float, epsilon: float, *, grid: float = 1e-4) -> float:
     """δ(ε) of the Gaussian mechanism G_μ from dp_accounting's PLD (σ = 1/μ, sensitivity 1).
 
-    Independent cross-check of :func:`mu_to_delta` (pessimistic discretisation ``grid``).
+    Independent cross-check of :func:`mu_to_delta` (pessimistic discretisation ``grid`` in (0, 1]).  Bounded
+    time: ``mu`` >= 1e-6, and (μ² + 30μ)/grid -- the loss range in bins -- at most 7e5 (μ <= 2.3 at grid 1e-4).
     """
     from dp_accounting.pld import privacy_loss_distribution as pld_mod
 
@@ -494,9 +495,9 @@ def pld_gaussian_delta(mu: float, epsilon: float, *, grid: float = 1e-4) -> floa
     epsilon = check_nonnegative("epsilon", epsilon)
     grid = check_range("grid", check_positive("grid", grid), 0.0, 1.0)
     bins = (mu * mu + 30.0 * mu) / grid  # the loss range of G_μ (±15 noise sd) in grid steps
-    if not bins <= 1e7:
+    if not bins <= 7e5:
         raise ValueError(
-            f"mu={mu:g} at grid={grid:g} needs about {bins:.3g} PLD bins (at most 1e7): use a smaller mu or a "
+            f"mu={mu:g} at grid={grid:g} needs about {bins:.3g} PLD bins (at most 7e5): use a smaller mu or a "
             "coarser grid"
         )
     pld = pld_mod.from_gaussian_mechanism(1.0 / mu, value_discretization_interval=grid)

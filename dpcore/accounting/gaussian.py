@@ -85,14 +85,18 @@ def _log_delta_core(eps: Array, mu: Array) -> Array:
     out[inf] = 0.0
     ok = ~(zero | inf)
     e, x = eps[ok], mu[ok]
-    t_lo = e / x - x / 2  # δ = Q(t_lo) − e^ε Q(t_hi)
-    t_hi = e / x + x / 2
+    with np.errstate(over="ignore"):  # ε/μ = ∞ for a subnormal μ: handled below (δ = 0)
+        t_lo = e / x - x / 2  # δ = Q(t_lo) − e^ε Q(t_hi)
+        t_hi = e / x + x / 2
     # log of the ratio e^ε Q(t_hi)/Q(t_lo) (< 0):
     #  * t_lo ≥ 0: exactly log R(t_hi) − log R(t_lo), R(t) = Q(t)/φ(t) = √(π/2)·erfcx(t/√2)
-    #  * t_lo < 0: Q(t_lo) ≥ 1/2, so the direct difference of log Q's is accurate.
+    #  * t_lo < 0: e^ε Q(t_hi) = φ(t_lo) R(t_hi) (as t_hi² − t_lo² = 2ε), so the ratio is
+    #    −t_lo²/2 − log 2 + log erfcx(t_hi/√2) − log Q(t_lo), with Q(t_lo) ≥ 1/2; no huge terms cancel (the plain
+    #    ε + log Q(t_hi) − log Q(t_lo) loses everything to cancellation once ε is ~1e19, i.e. μ ~ 5e9).
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         mills = np.log(erfcx(t_hi / math.sqrt(2))) - np.log(erfcx(np.maximum(t_lo, 0.0) / math.sqrt(2)))
-        direct = e + log_ndtr(-t_hi) - log_ndtr(-t_lo)
+        lo_neg = np.minimum(t_lo, 0.0)
+        direct = -0.5 * lo_neg * lo_neg - math.log(2.0) + np.log(erfcx(t_hi / math.sqrt(2))) - log_ndtr(-lo_neg)
         log_ratio = np.where(t_lo >= 0, mills, direct)
         # ε/μ overflows (μ subnormal): δ = 0
         out[ok] = np.where(t_lo == np.inf, -np.inf, log_ndtr(-t_lo) + np.log(-np.expm1(log_ratio)))

@@ -40,7 +40,7 @@ __all__ = ["GaussianMixture", "convolve_power", "trim_pmf", "MAX_COMPONENTS"]
 _TINY = 1e-300
 #: Most entries a composed pmf (components of a mixture) may have: beyond it a composition is refused
 #: (the direct convolutions and every δ(ε) over the components would take more than a second or two).
-MAX_COMPONENTS = 30_000
+MAX_COMPONENTS = 20_000
 
 
 def _lse(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -86,7 +86,7 @@ def convolve_power(pmf: np.ndarray, n: int, *, floor: float = _TINY) -> tuple[np
     product.  Returns (pmf, offset, dropped mass): entry i is Pr[sum = offset + i].  A product with more than
     :data:`MAX_COMPONENTS` entries is refused (``ValueError`` naming ``n``): the time stays bounded for any n.
     """
-    n = check_positive_int("n", n)
+    n = n_copies = check_positive_int("n", n)
     base, base_off, dropped = trim_pmf(pmf, 0, floor=floor)
     result: np.ndarray | None = None
     res_off = 0
@@ -106,15 +106,21 @@ def convolve_power(pmf: np.ndarray, n: int, *, floor: float = _TINY) -> tuple[np
             base, base_off, d = trim_pmf(base, base_off, floor=floor)
             dropped += d
     assert result is not None
+    if result.size > MAX_COMPONENTS:
+        raise ValueError(
+            f"n={n_copies} is too large for an exact composition: the pmf of the sum has {result.size} entries "
+            f"(at most {MAX_COMPONENTS})"
+        )
     return result, res_off, min(1.0, max(dropped, 1.0 - float(result.sum()), 0.0))
 
 
 def _checked_convolve(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
+    """np.convolve, refused beyond 2·MAX_COMPONENTS entries before trimming (a bounded O(size²) product)."""
     size = a.size + b.size - 1
-    if size > MAX_COMPONENTS:
+    if size > 2 * MAX_COMPONENTS:
         raise ValueError(
             f"n is too large for an exact composition: the pmf of the sum would have more than {size} entries "
-            f"(at most {MAX_COMPONENTS}); n must be smaller (still {n} to go at this point)"
+            f"(at most {2 * MAX_COMPONENTS} before trimming); n must be smaller (still {n} to go at this point)"
         )
     return np.convolve(a, b)
 

@@ -29,7 +29,7 @@ accumulates Σ p·e^{-ℓ} in linear space, which underflows for losses above ~7
 first loss whose tail mass exceeds δ -- an over-estimate, even for its optimistic PLD (q = 0.5, σ = 0.3,
 T = 1000, δ = 1e-8: it reports 2855.09 (optimistic) and 2855.14 (pessimistic), while its own pessimistic PMF
 has δ(2854.17) = 9.9975e-9 <= 1e-8, and ours gives 2854.17).  The tests compare with dp_accounting's
-optimistic PLD read in log space (a certified lower bound on the true ε) on 240 configurations.
+optimistic PLD read in log space (a certified lower bound on the true ε) on 200 configurations.
 
 Range: ``noise_multiplier`` in ``NOISE_RANGE`` = [1e-6, 1e100], ``steps`` <= ``MAX_STEPS`` = 1e12, and a
 setting whose losses would need a grid wider than ``MAX_GRID`` = 10 nats (ε in the millions, or ~1e10
@@ -64,7 +64,8 @@ Very small noise (e.g. σ = 0.01): the grid of width 1e-4 would need more than
 coarser grid contains the finer one, and connect-the-dots on fewer points is more
 pessimistic, so the result stays an upper bound; it is then looser than
 dp_accounting's, which would not finish).  Such settings have ε in the hundreds or
-thousands: the number is an honest upper bound, not a useful guarantee.
+thousands: the number is an honest upper bound, not a useful guarantee.  A setting that needs a grid
+wider than ``MAX_GRID`` is refused (see "Range" above).
 """
 
 from __future__ import annotations
@@ -518,33 +519,25 @@ def pld_noise_multiplier(
 ) -> float:
     """Smallest σ (to relative ``CALIBRATION_RTOL`` = 1e-3) with ``pld_epsilon(σ, …) <= target_epsilon``.
 
-    ε(σ) is decreasing in σ.  The root is first located on the coarse grid (1e-3; cheap, and
-    nested in the fine grid, so its ε is at least the fine one: the coarse root is feasible
-    on the fine grid), by a safeguarded secant in (log σ, log ε).  The fine grid is then
-    evaluated at that σ, the root predicted from the local slope, and bracketed by two
-    evaluations ``CALIBRATION_RTOL`` apart (more if the prediction misses).  The returned σ
-    is one whose fine ε was computed and found ``<= target_epsilon`` (feasibility is checked,
-    never inferred), with a computed infeasible σ within ``CALIBRATION_RTOL`` below it:
-    calibration never overshoots.
+    ε(σ) is decreasing in σ.  The one calibrator (:func:`dpcore.accounting.calibrate.smallest_sigma`) first
+    locates the root on the coarse grid (1e-3, and at most ``MAX_BINS``/8 bins, so that its evaluations stay
+    cheap where σ is small; nested in the fine grid unless a grid is widened, so its ε is then at least the fine
+    one and the coarse root feasible on the fine grid) to 4·``CALIBRATION_RTOL``, then on the fine grid from
+    there: a bracket with steps of 0.3 % (more if needed) and bisection.  The returned σ is one whose fine ε was
+    computed and found ``<= target_epsilon`` (feasibility is checked, never inferred), with a computed
+    infeasible σ within ``CALIBRATION_RTOL`` below it: calibration never overshoots.
 
     σ is searched in [``MIN_NOISE_MULTIPLIER``, ``MAX_NOISE_MULTIPLIER``] = [0.01, 1e4]; a
-    target met by every σ down to 0.01, or by none up to 1e4, raises ``ValueError``.
+    target met by every σ down to 0.01, or by none up to 1e4, raises ``ValueError`` (a target above every
+    loss the PLD can have at σ = 0.01 without computing anything).  Each fine evaluation costs up to a second or
+    two where σ is small (σ ≈ 0.2 at δ = 0.5: the loss range is ~80 nats), so such calibrations take seconds.
     """
     target = check_positive("target_epsilon", target_epsilon)
     _check_sampling(sampling)
     q = check_rate("sample_rate", sample_rate)
     steps = _check_steps(steps, 1)
     delta = _check_delta(delta, steps)
-    # every loss of the composed PLD is at most steps·(largest one-step loss + one grid step): a target above
-    # that is met at the smallest σ searched, whatever the grid (and without computing it)
-    if (
-        steps
-        * (
-            max(_loss_range(MIN_NOISE_MULTIPLIER, q, True)[1], _loss_range(MIN_NOISE_MULTIPLIER, q, False)[1])
-            + MAX_GRID
-        )
-        <= target
-    ):
+    if _largest_loss(MIN_NOISE_MULTIPLIER, q, steps) <= target:  # met everywhere: refuse without computing
         raise _too_loose(target, q, steps, delta)
 
     # The one calibrator (dpcore.accounting.calibrate.smallest_sigma), run twice: on the coarse grid
@@ -564,6 +557,12 @@ def pld_noise_multiplier(
         if "outside the accountant's range" in str(exc):
             raise _too_loose(target, q, steps, delta) from exc
         raise ValueError(f"{exc} (calibrating at sample_rate={q:g}, steps={steps}, delta={delta:g})") from exc
+
+
+def _largest_loss(sigma: float, q: float, steps: int) -> float:
+    """An upper bound on every finite loss of the composed PLD at any grid the accountant uses: ``steps`` times
+    (the largest one-step loss + ``MAX_GRID``).  ε(δ) is at most that loss (the mass on +∞ is far below δ)."""
+    return steps * (max(_loss_range(sigma, q, True)[1], _loss_range(sigma, q, False)[1]) + MAX_GRID)
 
 
 def _too_loose(target: float, q: float, steps: int, delta: float) -> ValueError:

@@ -136,14 +136,6 @@ def _log_phi(y: np.ndarray, lm: np.ndarray, log_y: np.ndarray, alpha: float) -> 
     return out
 
 
-def _lse_rows(x: np.ndarray) -> np.ndarray:
-    """log Σ exp(x) along the last axis (plain NumPy)."""
-    top = np.max(x, axis=-1, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.log(np.sum(np.exp(x - top), axis=-1)) + top[..., 0]
-
-
 def _lse(x: np.ndarray) -> float:
     """log Σ exp(x) (plain NumPy: scipy's logsumexp costs ~1 ms per call)."""
     top = float(np.max(x))

@@ -27,7 +27,12 @@ import torch
 
 from dpcore.federated.models import GLMLoss
 
-__all__ = ["SiloPool"]
+__all__ = ["SiloPool", "LOCAL_BLOCK", "LOCAL_GROUP"]
+
+#: Local SGD steps taken per block (one matrix product for the block's logits, one for its update of w)
+LOCAL_BLOCK = 16
+#: Local SGD runs the silos in groups of about this many model entries (4 bytes each: about 1 MB)
+LOCAL_GROUP = 250_000
 
 
 def _as_tensor(value, dtype: torch.dtype) -> torch.Tensor:
@@ -246,45 +251,95 @@ class SiloPool:
         Silo i starts from w, takes K_i steps w ← w − η (clip(∇f(w, x_t)) + u_t) with
         x_t uniform over its records and u_t ~ N(0, σ_i² I), and sends its last iterate.
         Returns [S, M, C, k, d].
+
+        The records and noise of a step do not depend on w, so a block of :data:`LOCAL_BLOCK` steps
+        draws them first (in the order the steps use them).  The noise's coefficient −η_c σ_c (while
+        j < K_i) is a configuration part times a step part, so the noise enters through its running
+        sum P_j = Σ_{i<j} u_i: w_j = w + Σ_{i<j} a_i x_iᵀ − η σ P_j.  Per block, one matrix product
+        gives the logits x_j·w of its steps, each step corrects its logits by the block's earlier
+        steps (+ Σ_{i<j} a_i (x_i·x_j)), and one product adds the block's a_i x_iᵀ to w.  The same
+        arithmetic as step by step, in matrix products; the silos are processed in groups of about
+        :data:`LOCAL_GROUP` model entries so that a group's models stay in the processor's cache.
         """
         t, p = self._select(trial_of_stream, participants)
-        n_sel = self._sizes[t, p]
         k_sel = local_steps[t, p]
         s, c, k, d = models.shape
         m = participants.shape[1]
-        n_max = self._x.shape[2]
-        base = (t * self.num_silos + p) * n_max  # row of record 0 of silo p in trial t
-        x_flat = self._x.view(-1, d)
-        y_flat = self._y.view(-1)
-        xn_flat = self._xnorm.view(-1)
-        w = models.unsqueeze(1).expand(s, m, c, k, d).contiguous()
-        w_rows = w.view(s * m, c * k, d)
-        sigma = noise_std[t, :, p]  # [S, M, C]
+        b, ck, steps = s * m, c * k, int(k_sel.max())
+        w = models.unsqueeze(1).expand(s, m, c, k, d).contiguous().view(b, ck, d)
+        sigma = noise_std[t, :, p].reshape(b, c)
         noisy = bool((sigma > 0).any())
-        step = -stepsize.to(self.dtype)[None, None, :]  # [1, 1, C]
-        steps = int(k_sel.max())
-        # silo (s, m) takes its j-th step while j < K_i: 1.0 or 0.0 per step and silo
-        active = (torch.arange(steps)[:, None, None] < k_sel[None]).to(self.dtype)[..., None]  # [K, S, M, 1]
-        eye = torch.eye(k, dtype=self.dtype)
-        noise_scale = (step * sigma).view(s * m, c, 1, 1) * eye  # [S·M, C, k, k]
-        for j in range(steps):
-            u = torch.rand((s, m), generator=self._sample_gen, dtype=torch.float64)
-            rows = base + torch.clamp((u * n_sel).long(), max=n_max - 1)
-            x = x_flat[rows].view(s * m, 1, d)
-            # x W^T (a row times the transposed matrix of each silo) is a small GEMM, several times faster on
-            # one core than the batched matrix-vector product W x: the same dot products
-            z = torch.bmm(x, w_rows.transpose(1, 2)).view(s, m, c, k)
-            psi = self._loss.psi(z, y_flat[rows][..., None])  # [S, M, C, k]
-            coef = psi * (step * active[j])[..., None]
-            scale = self._clip_scale(xn_flat[rows], psi, clip)
-            if scale is not None:
-                coef = coef * scale[..., None]
-            left, right = coef.view(s * m, c * k, 1), x
+        step = -stepsize.to(self.dtype).view(1, c)
+        # silo (s, m) takes its j-th step while j < K_i: 1.0 or 0.0 per silo and step
+        active = (torch.arange(steps)[None, :] < k_sel.reshape(b, 1)).to(self.dtype)  # [S·M, K]
+        gains = step.view(1, c, 1, 1) * active.view(b, 1, 1, steps)  # −η_c, or 0 once done: [S·M, C, 1, K]
+        noise_gain = (step * sigma).view(b, 1, c, 1)  # −η_c σ_c
+        running = torch.zeros((b, 1, k, d), dtype=self.dtype)  # P_j at the block's start
+        group = max(1, LOCAL_GROUP // (ck * d))
+        for start in range(0, steps, LOCAL_BLOCK):
+            block = slice(start, min(steps, start + LOCAL_BLOCK))
+            q = block.stop - start
+            x, labels, norms = self._local_records(trial_of_stream, participants, q)  # [S·M, q, d], [S·M, q]
+            logits = torch.zeros((b, q, ck), dtype=self.dtype)
             if noisy:
-                # w[c] += η_c ψ_c xᵀ + η_c σ_c Ξ (Ξ: the k×d noise of this step) as one rank-(1 + k) update
-                xi = self._noise((s * m, k, d), True)
-                scaled = noise_scale * active[j].view(s * m, 1, 1, 1)
-                left = torch.cat([left, scaled.view(s * m, c * k, k)], dim=2)
-                right = torch.cat([x, xi], dim=1)
-            w_rows.baddbmm_(left, right)
-        return w
+                noise = torch.stack([self._noise((b, k, d), True) for _ in range(q)], dim=1)  # [S·M, q, k, d]
+                sums = torch.cat([running, noise * active[:, block, None, None]], dim=1).cumsum_(dim=1)
+                seen = torch.matmul(sums[:, :-1], x[..., None])[..., 0]  # P_j x_j: [S·M, q, k]
+                logits += (noise_gain * seen[:, :, None, :]).view(b, q, ck)
+                running = sums[:, -1:]
+            for rows in (slice(r, min(b, r + group)) for r in range(0, b, group)):
+                ws, xs = w[rows], x[rows]
+                logits[rows] += torch.bmm(xs, ws.transpose(1, 2))  # x_j·w for the block's steps
+                coefs = self._local_block(xs, logits[rows], labels[rows], norms[rows], gains[rows, ..., block], clip)
+                ws.baddbmm_(coefs.transpose(1, 2), xs)
+        if noisy:
+            w.view(b, c, k, d).add_(noise_gain.view(b, c, 1, 1) * running.view(b, 1, k, d))
+        return w.view(s, m, c, k, d)
+
+    def _local_records(
+        self, trial_of_stream: torch.Tensor, participants: torch.Tensor, steps: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The record of each of ``steps`` local steps, drawn uniformly from the silo's n_i records (one draw
+        [S, M] per step, as the steps use them): features [S·M, steps, d], labels and norms [S·M, steps]."""
+        t, p = self._select(trial_of_stream, participants)
+        n_sel = self._sizes[t, p]
+        n_max, d = self._x.shape[2], self._x.shape[3]
+        s, m = participants.shape
+        draws = [torch.rand((s, m), generator=self._sample_gen, dtype=torch.float64) for _ in range(steps)]
+        index = torch.clamp((torch.stack(draws, dim=2) * n_sel[..., None]).long(), max=n_max - 1)
+        rows = self._rows(trial_of_stream, participants, index).view(s * m, steps)
+        return self._x.view(-1, d)[rows], self._y.view(-1)[rows], self._xnorm.view(-1)[rows]
+
+    def _local_block(
+        self,
+        x: torch.Tensor,
+        logits: torch.Tensor,
+        labels: torch.Tensor,
+        norms: torch.Tensor,
+        gains: torch.Tensor,
+        clip: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """The gradient coefficients a_j = −η_c clip(ψ(x_j·w_j)) [B, q, C·k] of a block of q sequential steps of
+        B silos.
+
+        ``logits`` [B, q, C·k] holds x_j·w at the block's start (plus the noise's part) and is corrected in
+        place by each step for the later ones; ``labels`` and ``norms`` are [B, q]; ``gains`` [B, C, 1, q] is
+        −η_c while the silo steps.
+        """
+        b, q, ck = logits.shape
+        c = gains.shape[1]
+        k = ck // c
+        gram = torch.bmm(x, x.transpose(1, 2)).triu_(1)  # x_i·x_j for i < j (0 for i ≥ j): [B, q(i), q(j)]
+        coefs = torch.empty((b, q, ck), dtype=self.dtype)
+        # one view per step, made at once (indexing a tensor once per step costs more than the step's arithmetic)
+        z_of, coef_of = logits.view(b, q, c, k).unbind(1), coefs.view(b, q, c, k).unbind(1)
+        coef_row, gram_of = coefs.unsqueeze(2).unbind(1), gram.unsqueeze(-1).unbind(1)
+        label_of, norm_of, gain_of = labels[..., None].unbind(1), norms.unbind(1), gains.unbind(-1)
+        for j in range(q):
+            psi = self._loss.psi(z_of[j], label_of[j])  # [B, C, k]
+            coef = torch.mul(psi, gain_of[j], out=coef_of[j])
+            scale = self._clip_scale(norm_of[j], psi, clip)
+            if scale is not None:
+                coef.mul_(scale[..., None])
+            logits.addcmul_(gram_of[j], coef_row[j])  # the later steps see this one: + a_j (x_j·x_i)
+        return coefs

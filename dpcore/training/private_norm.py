@@ -33,7 +33,10 @@ alone and :func:`composed_epsilon` composes it with a training run's record thro
 Prop. 1), then one conversion to (ε, δ).  This is how Tramèr & Boneh and the ModelMix authors compose
 (``get_privacy_spent(rdp_norm + rdp_sgd)``).  It is an upper bound; for plain DP-SGD the library's default
 training accountant is PLD, so the increase over the training ε must be read against the training ε under the
-same RDP composition (:class:`ComposedEpsilon` holds both).
+same RDP composition (:class:`ComposedEpsilon` holds both).  What could move into :mod:`dpcore.accounting` later:
+a record of Gaussian releases beside the :class:`~dpcore.accounting.run_record.RunRecord` and a composition of
+heterogeneous events in :mod:`dpcore.accounting.records` (PLD for Poisson DP-SGD, RDP for ModelMix), so that every
+run's total ε comes from one place; today the accountant sees only the training record.
 
 >>> feats = torch.rand(500, 3, 4, 4, generator=torch.Generator().manual_seed(0))
 >>> out = private_channel_statistics(feats, noise_multiplier=8.0, clip_mean=1.0, clip_second=1.0,
@@ -57,7 +60,7 @@ from torch import Tensor
 
 from dpcore.accounting import gaussian
 from dpcore.accounting import modelmix as mm_accounting
-from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
+from dpcore.accounting.rdp import RDP_ORDERS, check_orders, rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.accounting.records import as_record, choose_accountant
 from dpcore.accounting.run_record import RunRecord
 from dpcore.validation import check_choice, check_nonnegative, check_open_unit, check_positive, check_positive_int
@@ -313,9 +316,10 @@ def _as_normalization(record: Any) -> NormalizationRecord:
 def normalization_rdp(record: NormalizationRecord | Mapping[str, Any], orders: Sequence[float]) -> np.ndarray:
     """RDP of the releases at each order: Σ_r α/(2σ_r²) (the library's Gaussian RDP at sampling rate 1)."""
     rec = _as_normalization(record)
-    total = np.zeros(len(orders))
+    a = check_orders(orders)
+    total = np.zeros(a.shape)
     for sigma in rec.noise_multipliers:
-        total = total + subsampled_gaussian_rdp(orders, noise_multiplier=sigma, sample_rate=1.0)
+        total = total + subsampled_gaussian_rdp(a, noise_multiplier=sigma, sample_rate=1.0)
     return total
 
 

@@ -428,8 +428,19 @@ def dp_calculator(
     t_min = g * theta**2 * k**2 / eps
     t_asym = asymptotic_min_rounds(eps, k, theta=theta)
     return CalculatorResult(
-        eps, delta, sig, g, float(theta), float(k), N, t_min, k * N / t_min, t_asym, k * N / t_asym,
-        condition_7(k, delta), mode,
+        eps,
+        delta,
+        sig,
+        g,
+        float(theta),
+        float(k),
+        N,
+        t_min,
+        k * N / t_min,
+        t_asym,
+        k * N / t_asym,
+        condition_7(k, delta),
+        mode,
     )
 
 

@@ -63,6 +63,8 @@ def e1_paper_sigma(s: int, N: int, K: float, delta: float) -> tuple[float, float
     ε_0 = 2sK/N², σ_0 = sqrt(2 ln(1/δ)/ε_0), ε_1 = γ_1 sK/N², σ = sqrt(2 ln(1/δ)/ε_1): the σ column of
     Tables 6–8 (∞ where the γ update is undefined)."""
     K = pr.check_count("K", K)
+    if K < check_positive_int("s", s):
+        raise ValueError(f"K must be at least s (one round), got K={K:g}, s={s}")
     delta = check_open_unit("delta", delta)
     r = e1_evaluate(s, N, K, delta=delta, mode="paper")
     return r.gamma, r.epsilon, r.sigma
@@ -297,7 +299,14 @@ def schedule(
                 raise ValueError(f"sigma_j must decrease from phase to phase, got {sigma_j} after {prev_sigma}")
         try:
             r = max_sample_size_e1(
-                N, K_j, epsilon_target, delta=delta, history=history, sigma_j=sigma_j, mode=mode, formula=formula,
+                N,
+                K_j,
+                epsilon_target,
+                delta=delta,
+                history=history,
+                sigma_j=sigma_j,
+                mode=mode,
+                formula=formula,
                 s_limit=s_limit,
             )
         except ValueError:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dpcore.papers.p000_proactive.calculator import check_count, check_epsilon, check_sigma, check_size
-from dpcore.validation import check_open_unit, check_positive, check_positive_int, check_real_array
+from dpcore.validation import check_open_unit, check_positive, check_positive_int, check_range, check_real_array
 
 __all__ = ["lemma_b3_bound", "moments_epsilon", "theorem_b2"]
 
@@ -78,7 +78,9 @@ def moments_epsilon(
     delta = check_open_unit("delta", delta)
     sigma = check_sigma("sigma", sigma)
     N = check_size("N", N)
-    sample_sizes = check_real_array("sample_sizes", sample_sizes, low=1.0, high=N, high_open=True)
+    sample_sizes = check_real_array("sample_sizes", sample_sizes, low=1.0)
+    if np.max(sample_sizes) >= N:
+        raise ValueError(f"sample_sizes must be below N={N}, got a largest value of {np.max(sample_sizes):g}")
     if sample_sizes.ndim == 0:
         if rounds is None:
             raise ValueError("rounds is required with a constant sample size")
@@ -112,17 +114,20 @@ def theorem_b2(
     """Theorem B.2 for a sample-size sequence: the required σ and whether ``sigma`` meets it.
 
     ``r0`` defaults to σ·max(s_i)/N (the smallest value allowed by s_i/N ≤ r0/σ).  Returns the intermediate
-    quantities (Ŝ1..Ŝ3, ρ, ρ̂, r, u0, u1, c1, c0), ``sigma_required``, the side conditions and ``holds``.
+    quantities (Ŝ1..Ŝ3, ρ, ρ̂, r, u0, u1, c1, c0), ``sigma_required``, the side conditions and ``holds``; u0, u1 and
+    ``sigma_required`` are ∞ when σ ≤ r0 or u0, u1 ≥ 1 (the theorem does not apply).  ``r0`` in (0, 1].
     """
     sigma = check_sigma("sigma", sigma)
     epsilon = check_epsilon("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
     N = check_size("N", N)
-    s = check_real_array("sample_sizes", sample_sizes, low=1.0, high=N, high_open=True, ndim=1)
+    s = check_real_array("sample_sizes", sample_sizes, low=1.0, ndim=1)
     if s.size > 10**7:
         raise ValueError(f"sample_sizes must hold at most 1e7 rounds, got {s.size}")
     T = s.size
-    r0 = sigma * s.max() / N if r0 is None else check_positive("r0", r0)
+    if s.max() >= N:
+        raise ValueError(f"sample_sizes must be below N={N}, got a largest value of {s.max():g}")
+    r0 = sigma * s.max() / N if r0 is None else check_range("r0", check_positive("r0", r0), 0.0, 1.0)
     S = [float(np.sum(s**j / (N * (N - s) ** (j - 1))) / T) for j in (1, 2, 3)]
     rho = S[0] * S[2] / S[1] ** 2
     rho_hat = S[0] ** 2 / S[1]
@@ -141,7 +146,7 @@ def theorem_b2(
     r = r0 * 8 * (1 / (1 - u0) + E**3 / (sigma**3 * (1 - u1))) * math.exp(3 / sigma**2)
     c1 = epsilon / (T * S[0] ** 2)
     x = r * rho * c1
-    c0 = min((math.sqrt(2 * x + 1) - 1) / x, 2 / (rho_hat * c1))
+    c0 = min(2 / (math.sqrt(2 * x + 1) + 1), 2 / (rho_hat * c1))  # (sqrt(2x + 1) − 1)/x, without cancellation
     required = 2 / math.sqrt(c0) * math.sqrt(S[1] * T * (epsilon + -math.log(delta))) / epsilon
     holds = all(side.values()) and sigma >= required * (1 - 1e-12)
     return {**out, **side, "r": r, "c1": c1, "c0": c0, "sigma_required": required, "holds": holds}

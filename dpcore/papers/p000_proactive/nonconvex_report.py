@@ -438,7 +438,9 @@ def claim_values(dataset: str, runs: pd.DataFrame, util: pd.DataFrame) -> dict[s
         note = f"final accuracy (%) {acc_text}" if full else (need(lost) or "not all of them in this profile's sweep")
         out[f"{base}.s300_689_best"] = ((max(big) >= max(accs.values())) if full else None, note)  # type: ignore[type-var]
         out[f"{base}.s50_worse"] = ((max(small) < min(big)) if full else None, note)  # type: ignore[type-var]
-    return out
+    modes = set(runs["step_scaling"]) if "step_scaling" in runs.columns else {"sum"}
+    tag = "; ".join(f"reading: {READINGS[m]}" for m in sorted(modes))
+    return {key: (value, f"{note}; {tag}" if note else tag) for key, (value, note) in out.items()}
 
 
 def paper_s_values(dataset: str) -> tuple[int, ...]:

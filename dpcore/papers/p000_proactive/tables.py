@@ -52,34 +52,66 @@ TABLE_3_5 = {
 TABLES_6_8 = {
     "Table 6": (
         "LIBSVM",
-        ((0.04945, 19.29962, 26), (0.1, 13.06742, 55), (0.25, 8.59143, 103), (0.5, 6.05868, 168),
-         (1.0, 4.27273, 265), (2.0, 3.03241, 400)),
+        (
+            (0.04945, 19.29962, 26),
+            (0.1, 13.06742, 55),
+            (0.25, 8.59143, 103),
+            (0.5, 6.05868, 168),
+            (1.0, 4.27273, 265),
+            (2.0, 3.03241, 400),
+        ),
     ),
     "Table 7": (
         "MNIST",
-        ((0.15007, 12.10881, 370), (0.2, 10.48452, 460), (0.25, 9.37379, 543), (0.5, 6.63120, 889),
-         (0.75, 5.41887, 1168), (1.0, 4.69244, 1409), (2.0, 3.31648, 2159)),
+        (
+            (0.15007, 12.10881, 370),
+            (0.2, 10.48452, 460),
+            (0.25, 9.37379, 543),
+            (0.5, 6.63120, 889),
+            (0.75, 5.41887, 1168),
+            (1.0, 4.69244, 1409),
+            (2.0, 3.31648, 2159),
+        ),
     ),
     "Table 8": (
         "CIFAR-10",
-        ((0.25, 9.29838, 417), (0.5, 6.57192, 689), (0.75, 5.36937, 909), (1.0, 4.65014, 1099),
-         (1.5, 4.16111, 1267), (2.0, 3.28831, 1690), (3.0, 2.68273, 1994)),
+        (
+            (0.25, 9.29838, 417),
+            (0.5, 6.57192, 689),
+            (0.75, 5.36937, 909),
+            (1.0, 4.65014, 1099),
+            (1.5, 4.16111, 1267),
+            (2.0, 3.28831, 1690),
+            (3.0, 2.68273, 1994),
+        ),
     ),
 }
 
 #: Tables 9–11 (App. D.4): input σ and the printed columns (T_min, T_min_asym).
 TABLES_9_11 = {
     "Table 9": {
-        "setting": "LIBSVM", "sigma": 19.29962, "s": (26, 198), "eps_target": 0.0497,
-        "eps_fdp": (0.0105, 0.0533), "factor": (4.7234, 0.9328),
+        "setting": "LIBSVM",
+        "sigma": 19.29962,
+        "s": (26, 198),
+        "eps_target": 0.0497,
+        "eps_fdp": (0.0105, 0.0533),
+        "factor": (4.7234, 0.9328),
     },
     "Table 10": {
-        "setting": "MNIST", "sigma": 12.10881, "s": (288, 3042), "eps_target": 0.1521,
-        "eps_fdp": (0.0389, 0.2097), "factor": (3.9147, 0.7257),
+        "setting": "MNIST",
+        "sigma": 12.10881,
+        "s": (288, 3042),
+        "eps_target": 0.1521,
+        "eps_fdp": (0.0389, 0.2097),
+        "factor": (3.9147, 0.7257),
     },
     "Table 11": {
-        "setting": "CIFAR-10", "sigma": 6.572, "s": (406, 7504), "eps_target": 0.5253,
-        "eps_fdp": (0.1133, 0.8239), "factor": (4.6372, 0.6376),
+        "setting": "CIFAR-10",
+        "sigma": 6.572,
+        "s": (406, 7504),
+        "eps_target": 0.5253,
+        "eps_fdp": (0.1133, 0.8239),
+        "factor": (4.6372, 0.6376),
     },
 }
 
@@ -99,13 +131,25 @@ def table_3_5_rows() -> list[dict]:
         g1 = pr.gamma(sig_p, eps_paper, st.k, mode="paper")
         s_bound = st.k * st.N / (g1 * st.k**2 / eps_paper)
         _, eps_e1, sig_e1 = e1.e1_paper_sigma(max(s_list), st.N, st.K, st.delta)
-        rows.append({
-            "table": name, "setting": setting, "N": st.N, "K": st.K, "delta": st.delta, "paper_delta": delta_p,
-            "paper_epsilon": eps_p, "paper_sigma": sig_p, "paper_s_max": max(s_list),
-            "epsilon_paper_rule": eps_paper, "epsilon_eq6": pr.epsilon(sig_p, st.delta),
-            "gamma_F2": g1, "s_bound_D4_paper_rule": s_bound,
-            "e1_sigma_at_s_max": sig_e1, "e1_epsilon_at_s_max": eps_e1,
-        })
+        rows.append(
+            {
+                "table": name,
+                "setting": setting,
+                "N": st.N,
+                "K": st.K,
+                "delta": st.delta,
+                "paper_delta": delta_p,
+                "paper_epsilon": eps_p,
+                "paper_sigma": sig_p,
+                "paper_s_max": max(s_list),
+                "epsilon_paper_rule": eps_paper,
+                "epsilon_eq6": pr.epsilon(sig_p, st.delta),
+                "gamma_F2": g1,
+                "s_bound_D4_paper_rule": s_bound,
+                "e1_sigma_at_s_max": sig_e1,
+                "e1_epsilon_at_s_max": eps_e1,
+            }
+        )
     return rows
 
 
@@ -133,13 +177,25 @@ def table_6_8_rows(*, theorem_search: str = "bisect") -> list[dict]:
                 route = "E.1 one step at printed s"
             thm = e1.max_sample_size_e1(st.N, st.K, eps_label, delta=st.delta, search=theorem_search)
             pap = e1.max_sample_size_e1(st.N, st.K, eps_label, delta=st.delta, mode="paper", search=theorem_search)
-            rows.append({
-                "table": name, "setting": setting, "paper_epsilon": eps_label, "paper_sigma": sig_p, "paper_s": s_p,
-                "route": route, "gamma_F2": g1, "epsilon_implied": eps1, "sigma_paper_mode": sig1,
-                "s_paper_mode_search": pap.s, "sigma_paper_mode_search": pap.sigma,
-                "s_theorem": thm.s, "sigma_theorem": thm.sigma, "epsilon_theorem": thm.epsilon,
-                "gamma_theorem": thm.gamma,
-            })
+            rows.append(
+                {
+                    "table": name,
+                    "setting": setting,
+                    "paper_epsilon": eps_label,
+                    "paper_sigma": sig_p,
+                    "paper_s": s_p,
+                    "route": route,
+                    "gamma_F2": g1,
+                    "epsilon_implied": eps1,
+                    "sigma_paper_mode": sig1,
+                    "s_paper_mode_search": pap.s,
+                    "sigma_paper_mode_search": pap.sigma,
+                    "s_theorem": thm.s,
+                    "sigma_theorem": thm.sigma,
+                    "epsilon_theorem": thm.epsilon,
+                    "gamma_theorem": thm.gamma,
+                }
+            )
     return rows
 
 
@@ -153,8 +209,15 @@ def honest_rows() -> list[dict]:
         st = SETTINGS[setting]
         for eps_label, sig_p, s_p in table:
             row = pr.honest_row(sig_p, s_p, st.N, st.K, st.delta)
-            rows.append({"table": name, "setting": setting, "paper_epsilon": eps_label, **row,
-                         "ratio_eq6_to_label": row["epsilon_eq6"] / eps_label})
+            rows.append(
+                {
+                    "table": name,
+                    "setting": setting,
+                    "paper_epsilon": eps_label,
+                    **row,
+                    "ratio_eq6_to_label": row["epsilon_eq6"] / eps_label,
+                }
+            )
     return rows
 
 
@@ -178,17 +241,34 @@ def table_9_11_rows(mode: str = "paper") -> list[dict]:
         eps_fdp = fdp_eps(r.s_max)
         eps_fdp_asym = fdp_eps(r.s_max_asym)
         eps_fdp_asym2 = fdp_eps(2 * r.s_max_asym)
-        rows.append({
-            "table": name, "setting": spec["setting"], "mode": mode, "sigma": r.sigma, "N": st.N, "k": st.k,
-            "delta": r.delta, "epsilon_target": r.epsilon, "gamma": r.gamma, "condition_7": r.condition_7,
-            "T_min": r.T_min, "s_max": r.s_max, "s_max_int": r.s_max_int,
-            "T_min_asym": r.T_min_asym, "s_max_asym": r.s_max_asym, "s_max_asym_int": r.s_max_asym_int,
-            "eps_fdp_s_max": eps_fdp, "eps_fdp_s_max_int": fdp_eps(r.s_max_int),
-            "eps_fdp_s_max_asym": eps_fdp_asym, "eps_fdp_2x_s_max_asym": eps_fdp_asym2,
-            "eps_rdp_s_max_asym": pr.rdp_epsilon(r.sigma, st.N, st.k, r.s_max_asym, r.delta),
-            "factor_s_max": r.epsilon / eps_fdp, "factor_s_max_asym": r.epsilon / eps_fdp_asym,
-            "factor_2x_s_max_asym": r.epsilon / eps_fdp_asym2,
-        })
+        rows.append(
+            {
+                "table": name,
+                "setting": spec["setting"],
+                "mode": mode,
+                "sigma": r.sigma,
+                "N": st.N,
+                "k": st.k,
+                "delta": r.delta,
+                "epsilon_target": r.epsilon,
+                "gamma": r.gamma,
+                "condition_7": r.condition_7,
+                "T_min": r.T_min,
+                "s_max": r.s_max,
+                "s_max_int": r.s_max_int,
+                "T_min_asym": r.T_min_asym,
+                "s_max_asym": r.s_max_asym,
+                "s_max_asym_int": r.s_max_asym_int,
+                "eps_fdp_s_max": eps_fdp,
+                "eps_fdp_s_max_int": fdp_eps(r.s_max_int),
+                "eps_fdp_s_max_asym": eps_fdp_asym,
+                "eps_fdp_2x_s_max_asym": eps_fdp_asym2,
+                "eps_rdp_s_max_asym": pr.rdp_epsilon(r.sigma, st.N, st.k, r.s_max_asym, r.delta),
+                "factor_s_max": r.epsilon / eps_fdp,
+                "factor_s_max_asym": r.epsilon / eps_fdp_asym,
+                "factor_2x_s_max_asym": r.epsilon / eps_fdp_asym2,
+            }
+        )
     return rows
 
 
@@ -209,12 +289,19 @@ def tightness_rows(setting: str, *, divisors=None, mode: str = "paper") -> list[
         s = st.k * st.N / T
         if s > st.N:
             continue
-        rows.append({
-            "setting": setting, "divisor": float(a), "divisor_over_gamma": float(a / r.gamma), "T": T, "s": s,
-            "epsilon_target": r.epsilon, "eps_gdp_uniform": pr.gdp_epsilon(sigma, st.N, st.k, s, st.delta),
-            "eps_gdp_poisson": pr.gdp_epsilon(sigma, st.N, st.k, s, st.delta, sampling="poisson"),
-            "eps_rdp": pr.rdp_epsilon(sigma, st.N, st.k, s, st.delta),
-        })
+        rows.append(
+            {
+                "setting": setting,
+                "divisor": float(a),
+                "divisor_over_gamma": float(a / r.gamma),
+                "T": T,
+                "s": s,
+                "epsilon_target": r.epsilon,
+                "eps_gdp_uniform": pr.gdp_epsilon(sigma, st.N, st.k, s, st.delta),
+                "eps_gdp_poisson": pr.gdp_epsilon(sigma, st.N, st.k, s, st.delta, sampling="poisson"),
+                "eps_rdp": pr.rdp_epsilon(sigma, st.N, st.k, s, st.delta),
+            }
+        )
     return rows
 
 
@@ -235,8 +322,11 @@ def tightness_divisor(setting: str, *, accountant: str = "gdp-uniform", mode: st
 
     def gap(log_a: float) -> float:
         s = st.k * st.N / (r.T_min / math.exp(log_a))
-        eps = (pr.gdp_epsilon(sigma, st.N, st.k, s, st.delta) if accountant == "gdp-uniform"
-               else pr.rdp_epsilon(sigma, st.N, st.k, s, st.delta))
+        eps = (
+            pr.gdp_epsilon(sigma, st.N, st.k, s, st.delta)
+            if accountant == "gdp-uniform"
+            else pr.rdp_epsilon(sigma, st.N, st.k, s, st.delta)
+        )
         return eps - r.epsilon
 
     hi = math.log(r.T_min / st.k) - 1e-9  # s = N

@@ -45,9 +45,18 @@ import numpy as np
 from dp_accounting import pld
 from scipy import special, stats
 
-from dpcore.accounting.calibrate import smallest_sigma
+from dpcore.accounting.calibrate import SIGMA_MAX, check_rtol, smallest_sigma
 from dpcore.accounting.dpsgd import PLD_GRID
-from dpcore.validation import check_choice, check_nonnegative, check_open_unit, check_positive, check_positive_int
+from dpcore.validation import (
+    check_bool,
+    check_choice,
+    check_nonnegative,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_range,
+    check_real_array,
+)
 
 __all__ = [
     "FORMULAS",
@@ -78,14 +87,26 @@ FORMULAS = ("theory", "experiments")
 NEIGHBOURS = ("replace-one", "add-remove")
 MAX_PLD_POINTS = 150_000
 _TAIL = 1e-15
+#: Domain of the tight accountant (outside it a ValueError names the parameters): at most ``MAX_ROUNDS``
+#: composed releases (the PLD is composed numerically; 10⁵ takes about a second at σ = L, K = 10, n = 100),
+#: a largest mean shift c_max·L/(Kσ) of at most ``MAX_SHIFT`` noise standard deviations (c_max the top of the
+#: Binomial(K, 1/n) support; the App. I Local SGD audit reaches 17) and σ/L at most the library's largest noise
+#: multiplier; data sets of at most 2**53 records.
+MAX_ROUNDS = 10**5
+MAX_SHIFT = 20.0
+MAX_N = 2**53
+#: Means of the mixtures :func:`mixture_pld` accepts, and its discretisation interval.
+MAX_MEAN = 1e4
+GRID_RANGE = (1e-6, 1.0)
 
 
 # --------------------------------------------------------------------------- calibrations
 
 
 def _check_sizes(rounds: int, n: int, batch_size: int | None) -> tuple[int, int, int | None]:
-    rounds = check_positive_int("rounds", rounds)
-    n = check_positive_int("n", n)
+    """Validated (R, n, K); ``batch_size=None`` only where the formula has no K (Thm G.1)."""
+    rounds = check_positive_int("rounds", rounds, maximum=MAX_N)
+    n = check_positive_int("n", n, maximum=MAX_N)
     if batch_size is not None:
         batch_size = check_positive_int("batch_size", batch_size)
         if batch_size > n:
@@ -114,15 +135,18 @@ def noise_variance(
     ``batch_size`` is validated (1 ≤ K ≤ n).  ``epsilon=inf`` gives 0 (non-private).
     """
     lipschitz = check_positive("lipschitz", lipschitz)
-    rounds, n, _ = _check_sizes(rounds, n, batch_size)
+    rounds, n, _ = _check_sizes(rounds, n, check_positive_int("batch_size", batch_size))
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
     delta = check_open_unit("delta", delta)
     check_choice("formula", formula, FORMULAS)
     if math.isinf(epsilon):
         return 0.0
     if formula == "theory":
-        return 256 * lipschitz**2 * rounds * math.log(2.5 * rounds / delta) * math.log(2 / delta) / (n * epsilon) ** 2
-    return 8 * lipschitz**2 * math.log(1 / delta) * rounds / (n * epsilon) ** 2
+        logs = (math.log(2.5 * rounds) - math.log(delta)) * (math.log(2) - math.log(delta))
+        value = 256 * rounds * logs * _square(lipschitz / (n * epsilon))
+    else:
+        value = 8 * -math.log(delta) * rounds * _square(lipschitz / (n * epsilon))
+    return _finite("noise_variance", value, "lipschitz, rounds, n and epsilon")
 
 
 def noise_std(
@@ -143,7 +167,12 @@ def noise_std(
     """
     return math.sqrt(
         noise_variance(
-            lipschitz=lipschitz, rounds=rounds, n=n, epsilon=epsilon, delta=delta, batch_size=batch_size,
+            lipschitz=lipschitz,
+            rounds=rounds,
+            n=n,
+            epsilon=epsilon,
+            delta=delta,
+            batch_size=batch_size,
             formula=formula,
         )
     )
@@ -158,12 +187,24 @@ def local_sgd_noise_std(
     the number of local steps).  ``epsilon=inf`` gives 0.
     """
     lipschitz = check_positive("lipschitz", lipschitz)
-    rounds, n, batch_size = _check_sizes(rounds, n, batch_size)
+    rounds, n, batch_size = _check_sizes(rounds, n, check_positive_int("batch_size", batch_size))
     epsilon = check_positive("epsilon", epsilon, allow_inf=True)
     delta = check_open_unit("delta", delta)
     if math.isinf(epsilon):
         return 0.0
-    return math.sqrt(8 * lipschitz**2 * rounds * batch_size * math.log(1 / delta)) / (epsilon * n)
+    value = math.sqrt(8 * rounds * batch_size * -math.log(delta)) * lipschitz / epsilon / n
+    return _finite("local_sgd_noise_std", value, "lipschitz, rounds, batch_size, n and epsilon")
+
+
+def _square(x: float) -> float:
+    return x * x  # ∞ on overflow (x**2 raises OverflowError)
+
+
+def _finite(what: str, value: float, inputs: str) -> float:
+    """``value`` when finite and positive; a ValueError naming the ``inputs`` whose size over- or underflowed."""
+    if not 0 <= value < math.inf:
+        raise ValueError(f"{what} = {value} is not a finite number: {inputs} are out of the double range")
+    return value
 
 
 def one_pass_noise_std(*, lipschitz: float, epsilon: float, delta: float, batch_size: int) -> float:
@@ -179,7 +220,8 @@ def one_pass_noise_std(*, lipschitz: float, epsilon: float, delta: float, batch_
     batch_size = check_positive_int("batch_size", batch_size)
     if math.isinf(epsilon):
         return 0.0
-    return math.sqrt(32 * lipschitz**2 * math.log(1.25 / delta)) / (epsilon * batch_size)
+    value = math.sqrt(32 * (math.log(1.25) - math.log(delta))) * lipschitz / epsilon / batch_size
+    return _finite("one_pass_noise_std", value, "lipschitz, epsilon and batch_size")
 
 
 def shuffled_noise_std(
@@ -201,7 +243,7 @@ def shuffled_noise_std(
     """
     lipschitz = check_positive("lipschitz", lipschitz)
     rounds, n, _ = _check_sizes(rounds, n, None)
-    num_silos = check_positive_int("num_silos", num_silos)
+    num_silos = check_positive_int("num_silos", num_silos, maximum=MAX_N)
     m = check_positive_int("silos_per_round", silos_per_round)
     if m > num_silos:
         raise ValueError(f"silos_per_round must be in [1, num_silos={num_silos}], got {m}")
@@ -210,10 +252,13 @@ def shuffled_noise_std(
     constant = check_positive("constant", constant)
     if math.isinf(epsilon):
         return 0.0
-    logs = math.log(rounds * m**2 / (num_silos * delta)) * math.log(rounds / delta) * math.log(1 / delta)
+    log_d = -math.log(delta)
+    first = math.log(rounds) + 2 * math.log(m) - math.log(num_silos) + log_d
+    logs = first * (math.log(rounds) + log_d) * log_d
     if logs <= 0:
         raise ValueError("delta is too large for Thm G.1: the logarithms must be positive")
-    return math.sqrt(constant * lipschitz**2 * rounds * m * logs) / (n * num_silos * epsilon)
+    value = math.sqrt(constant * rounds * m * logs) * lipschitz / n / num_silos / epsilon
+    return _finite("shuffled_noise_std", value, "lipschitz, constant, n, num_silos and epsilon")
 
 
 def batch_size_experiments(n: int, rounds: int, epsilon: float) -> int:
@@ -221,36 +266,39 @@ def batch_size_experiments(n: int, rounds: int, epsilon: float) -> int:
 
     The paper writes K = n√ε/(2√R); the code evaluates it once, at the largest tested ε.
     """
-    n = check_positive_int("n", n)
-    rounds = check_positive_int("rounds", rounds)
+    rounds, n, _ = _check_sizes(rounds, n, None)
     epsilon = check_positive("epsilon", epsilon)
-    return min(n, int(max(1.0, n * math.sqrt(epsilon / (4 * rounds)))))
+    k = n * math.sqrt(epsilon / (4 * rounds))
+    return n if k >= n else int(max(1.0, k))
 
 
 def batch_size_theory_min(n: int, rounds: int, epsilon: float, delta: float) -> int:
     """Smallest K allowed by Theorem D.1: K ≥ ε0 n / (4 sqrt(2R ln(2/δ0))) (rounded up, ≥ 1)."""
-    n = check_positive_int("n", n)
-    rounds = check_positive_int("rounds", rounds)
+    rounds, n, _ = _check_sizes(rounds, n, None)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_open_unit("delta", delta)
-    return max(1, math.ceil(epsilon * n / (4 * math.sqrt(2 * rounds * math.log(2 / delta)))))
+    k = epsilon * n / (4 * math.sqrt(2 * rounds * (math.log(2) - math.log(delta))))
+    if not math.isfinite(k):
+        raise ValueError(f"epsilon·n overflows: epsilon={epsilon}, n={n}")
+    return max(1, math.ceil(k))
 
 
 def variance_ratio_theory_to_experiments(rounds: int, delta: float) -> float:
     """σ²_theory / σ²_experiments = 256 ln(2.5R/δ) ln(2/δ) / (8 ln(1/δ)) (independent of L, n, ε)."""
-    rounds = check_positive_int("rounds", rounds)
+    rounds = check_positive_int("rounds", rounds, maximum=MAX_N)
     delta = check_open_unit("delta", delta)
-    return 32 * math.log(2.5 * rounds / delta) * math.log(2 / delta) / math.log(1 / delta)
+    log_d = -math.log(delta)
+    return 32 * (math.log(2.5 * rounds) + log_d) * (math.log(2) + log_d) / log_d
 
 
 def moments_accountant_epsilon_limit(delta: float) -> float:
     """2 ln(1/δ): the largest ε for which the App. I calibration is claimed (Bassily et al. 2019, Thm 3.1)."""
-    return 2 * math.log(1 / check_open_unit("delta", delta))
+    return -2 * math.log(check_open_unit("delta", delta))
 
 
 def theory_epsilon_limit(delta: float) -> float:
     """2 ln(2/δ0): Theorem D.1's condition on ε0."""
-    return 2 * math.log(2 / check_open_unit("delta", delta))
+    return 2 * (math.log(2) - math.log(check_open_unit("delta", delta)))
 
 
 # --------------------------------------------------------------------------- tight accountant
@@ -314,9 +362,9 @@ def mixture_pld_pmf(
     pessimistic connect-the-dots (dp_accounting), whose error does not grow like
     T·Δ under T-fold composition (the privacy-buckets rounding does).
     """
-    grid = check_positive("value_discretization_interval", value_discretization_interval)
-    um, uw = np.asarray(upper_means, float), np.asarray(upper_weights, float)
-    lm, lw = np.asarray(lower_means, float), np.asarray(lower_weights, float)
+    grid = check_range("value_discretization_interval", value_discretization_interval, *GRID_RANGE)
+    tail = check_range("tail", tail, 1e-300, 1e-3)
+    um, uw, lm, lw = _check_mixtures(upper_means, upper_weights, lower_means, lower_weights)
     keep_u, keep_l = uw > 0, lw > 0
     um, uw, lm, lw = um[keep_u], uw[keep_u], lm[keep_l], lw[keep_l]
     log_uw, log_lw = np.log(uw), np.log(lw)
@@ -339,6 +387,9 @@ def mixture_pld_pmf(
     if np.any(np.diff(ls) < -1e-9 * (1 + np.abs(ls[1:]))):
         raise ValueError("the privacy loss of this pair is not monotone; mixture_pld_pmf needs it non-decreasing")
     ls = np.maximum.accumulate(ls)
+    if (ls[-1] - ls[0]) / grid > 10 * MAX_PLD_POINTS:
+        raise ValueError(f"value_discretization_interval={grid:g} is too fine for this pair: the loss range "
+                         f"{ls[-1] - ls[0]:.4g} would need more than {10 * MAX_PLD_POINTS} grid points")  # fmt: skip
     k_lo, k_hi = math.floor(ls[0] / grid), math.ceil(ls[-1] / grid)
     eps = np.arange(k_lo, k_hi + 1) * grid
     x = np.interp(eps, ls, xs)
@@ -354,6 +405,20 @@ def mixture_pld_pmf(
     if k_hi == k_lo:
         return pld.pld_pmf.create_pmf_pessimistic_connect_dots(grid, [k_lo], deltas[:1])
     return pld.pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(grid, k_lo, k_hi, deltas)
+
+
+def _check_mixtures(upper_means, upper_weights, lower_means, lower_weights) -> tuple[np.ndarray, ...]:
+    """The two mixtures' means (|mean| <= ``MAX_MEAN``) and weights (non-negative, summing to 1), as arrays."""
+    out = []
+    for side in ("upper", "lower"):
+        means, weights = (upper_means, upper_weights) if side == "upper" else (lower_means, lower_weights)
+        m = check_real_array(f"{side}_means", means, low=-MAX_MEAN, high=MAX_MEAN, ndim=1)
+        w = check_real_array(f"{side}_weights", weights, low=0.0, high=1.0, ndim=1)
+        if w.shape != m.shape or m.size > 10_000 or not math.isclose(float(w.sum()), 1.0, abs_tol=1e-9):
+            raise ValueError(f"{side}_weights must be as long as {side}_means (at most 10000) and sum to 1, got "
+                             f"{w.size} weights summing to {w.sum():.6g}")  # fmt: skip
+        out += [m, w]
+    return tuple(out)
 
 
 def _loss_span(um, uw, lm, lw, tail: float = _TAIL) -> float:
@@ -383,11 +448,17 @@ def mixture_pld(
     ``value_discretization_interval=None`` picks Δ = max(1e-4, span/``MAX_PLD_POINTS``), with
     span the width of the loss range, to bound the cost when the noise is small.
     """
+    _check_mixtures(upper_means, upper_weights, lower_means, lower_weights)
+    symmetric = check_bool("symmetric", symmetric)
     if value_discretization_interval is None:
         span = _loss_span(upper_means, upper_weights, lower_means, lower_weights)
         if not symmetric:
-            span = max(span, _loss_span(-np.asarray(lower_means, float), lower_weights,
-                                        -np.asarray(upper_means, float), upper_weights))
+            span = max(
+                span,
+                _loss_span(
+                    -np.asarray(lower_means, float), lower_weights, -np.asarray(upper_means, float), upper_weights
+                ),
+            )
         value_discretization_interval = max(PLD_GRID, span / MAX_PLD_POINTS)
     kw = dict(value_discretization_interval=value_discretization_interval)
     remove = mixture_pld_pmf(upper_means, upper_weights, lower_means, lower_weights, **kw)
@@ -414,14 +485,31 @@ def with_replacement_pld(
     deviations (zero-out), or its two versions are 2a apart (replace-one).
     """
     z = check_positive("noise_multiplier", noise_multiplier)
-    _, n, batch_size = _check_sizes(1, n, batch_size)
+    _, n, batch_size = _check_sizes(1, n, check_positive_int("batch_size", batch_size))
     check_choice("neighbours", neighbours, NEIGHBOURS)
+    _check_shift(z, batch_size, n, "noise_multiplier")
+    if value_discretization_interval is not None:
+        check_range("value_discretization_interval", value_discretization_interval, *GRID_RANGE)
     counts, probs = _binomial_counts(batch_size, n)
     shift = counts / (batch_size * z)
     grid = value_discretization_interval
     if neighbours == "add-remove":
         return mixture_pld(shift, probs, np.zeros(1), np.ones(1), value_discretization_interval=grid)
     return mixture_pld(shift, probs, -shift, probs, value_discretization_interval=grid, symmetric=True)
+
+
+def _smallest_multiplier(batch_size: int, n: int) -> float:
+    """The smallest z = σ/L of the tight accountant's domain: c_max/(K z) = ``MAX_SHIFT``."""
+    return float(_binomial_counts(batch_size, n)[0][-1]) / (batch_size * MAX_SHIFT)
+
+
+def _check_shift(z: float, batch_size: int, n: int, name: str) -> None:
+    """z = σ/L within the tight accountant's domain (see the module constants)."""
+    low = _smallest_multiplier(batch_size, n)
+    if not low <= z <= SIGMA_MAX:
+        raise ValueError(f"{name} must be in [{low:.4g}, {SIGMA_MAX:g}] for batch_size={batch_size}, n={n} (the "
+                         f"largest mean shift of a message, c_max/(K·{name}), at most {MAX_SHIFT:g} noise std), "
+                         f"got {z:g}: out of the accountant's range")  # fmt: skip
 
 
 def _composed_epsilon(single: pld.privacy_loss_distribution.PrivacyLossDistribution, steps: int, delta: float) -> float:
@@ -451,18 +539,31 @@ def mbsgd_epsilon(
 
     Each message is the mean of K with-replacement draws of gradients of norm ≤ L plus
     N(0, σ² I); see the module docstring for the neighbouring relations.
-    ``noise_std=0`` gives ε = inf.
+
+    Returns ε ≥ 0, or ``math.inf`` for ``noise_std=0`` (no noise: the messages reveal the gradients, and no
+    finite ε holds; a documented answer, not an error) and for a ``delta`` below the mass the pessimistic PLD
+    puts at infinite loss (its truncated tails, about 1e-15 per release): no finite ε is certified there.
+    Refuses (``ValueError`` naming the parameter and its range) more than ``MAX_ROUNDS`` rounds -- the PLD is
+    composed numerically, and 10⁹ rounds would take hours; the refusal takes microseconds -- and a noise so small
+    that a message's largest mean shift c_max·L/(Kσ) exceeds ``MAX_SHIFT`` noise standard deviations (the answer
+    would be far beyond any meaningful ε, at a cost of minutes).
     """
     sigma = check_nonnegative("noise_std", noise_std)
     lipschitz = check_positive("lipschitz", lipschitz)
-    rounds, n, batch_size = _check_sizes(rounds, n, batch_size)
+    rounds, n, batch_size = _check_sizes(rounds, n, check_positive_int("batch_size", batch_size))
+    if rounds > MAX_ROUNDS:
+        raise ValueError(f"rounds must be in [1, {MAX_ROUNDS}] for the tight (PLD) accountant, got {rounds}")
     delta = check_open_unit("delta", delta)
     check_choice("neighbours", neighbours, NEIGHBOURS)
+    if value_discretization_interval is not None:
+        check_range("value_discretization_interval", value_discretization_interval, *GRID_RANGE)
     if sigma == 0:
         return math.inf
+    with np.errstate(over="ignore", under="ignore"):
+        z = float(np.float64(sigma) / np.float64(lipschitz))
+    _check_shift(z, batch_size, n, "noise_std/lipschitz")
     grid = value_discretization_interval
-    single = with_replacement_pld(sigma / lipschitz, batch_size, n, neighbours=neighbours,
-                                  value_discretization_interval=grid)
+    single = with_replacement_pld(z, batch_size, n, neighbours=neighbours, value_discretization_interval=grid)
     return _composed_epsilon(single, rounds, delta)
 
 
@@ -481,10 +582,14 @@ def local_sgd_epsilon(
 
     The silo releases only its last local iterate each round, a post-processing of its
     K noisy gradients g(w, x_t) + N(0, σ² I) (x_t drawn uniformly from n records), so
-    the R·K-fold composition of the with-replacement mechanism with K = 1 bounds it.
+    the R·K-fold composition of the with-replacement mechanism with K = 1 bounds it.  R·K at most
+    ``MAX_ROUNDS``; ∞ as in :func:`mbsgd_epsilon`.
     """
     local_steps = check_positive_int("local_steps", local_steps)
     rounds = check_positive_int("rounds", rounds)
+    if rounds * local_steps > MAX_ROUNDS:
+        raise ValueError(f"rounds·local_steps must be at most {MAX_ROUNDS} releases for the tight (PLD) accountant, "
+                         f"got rounds={rounds}, local_steps={local_steps}")  # fmt: skip
     return mbsgd_epsilon(
         noise_std=noise_std,
         lipschitz=lipschitz,
@@ -500,7 +605,8 @@ def local_sgd_epsilon(
 def one_pass_epsilon(
     *, noise_std: float, lipschitz: float, batch_size: int, delta: float, neighbours: str = "replace-one"
 ) -> float:
-    """Exact ε of One-Pass Algorithm 1: each record enters one Gaussian release of sensitivity 2L/K (L/K)."""
+    """Exact ε of One-Pass Algorithm 1: each record enters one Gaussian release of sensitivity 2L/K (L/K).
+    ∞ where μ = sensitivity/σ overflows (σ tiny against L/K): no finite ε."""
     sigma = check_positive("noise_std", noise_std)
     lipschitz = check_positive("lipschitz", lipschitz)
     batch_size = check_positive_int("batch_size", batch_size)
@@ -509,7 +615,9 @@ def one_pass_epsilon(
     sensitivity = (2.0 if neighbours == "replace-one" else 1.0) * lipschitz / batch_size
     from dpcore.accounting.gaussian import epsilon_from_mu
 
-    return epsilon_from_mu(sensitivity / sigma, delta)
+    with np.errstate(over="ignore"):
+        mu = float(np.float64(sensitivity) / np.float64(sigma))
+    return epsilon_from_mu(mu, delta)
 
 
 def calibrate_mbsgd_noise_std(
@@ -525,17 +633,32 @@ def calibrate_mbsgd_noise_std(
 ) -> float:
     """Smallest σ (to ``rtol``) whose tight ε (:func:`mbsgd_epsilon`) is ≤ ``target_epsilon``."""
     target = check_positive("target_epsilon", target_epsilon)
-    rtol = check_positive("rtol", rtol)
+    rtol = check_rtol(rtol)
+    lipschitz = check_positive("lipschitz", lipschitz)
+    rounds, n, batch_size = _check_sizes(rounds, n, check_positive_int("batch_size", batch_size))
+    if rounds > MAX_ROUNDS:
+        raise ValueError(f"rounds must be in [1, {MAX_ROUNDS}] for the tight (PLD) accountant, got {rounds}")
 
     def eps(sigma: float) -> float:
         return mbsgd_epsilon(
-            noise_std=sigma, lipschitz=lipschitz, batch_size=batch_size, n=n, rounds=rounds, delta=delta,
+            noise_std=sigma,
+            lipschitz=lipschitz,
+            batch_size=batch_size,
+            n=n,
+            rounds=rounds,
+            delta=delta,
             neighbours=neighbours,
         )
 
     # start from App. I's σ, which is usually within a factor 2 of the tight one
     start = noise_std(lipschitz=lipschitz, rounds=rounds, n=n, epsilon=target, delta=delta, batch_size=batch_size)
-    return smallest_sigma(eps, target, rtol=rtol, start=start, factor=1.5)
+    low = lipschitz * _smallest_multiplier(batch_size, n) * (1 + 1e-12)  # the accountant's domain (mbsgd_epsilon)
+    high = lipschitz * SIGMA_MAX
+    if not low < high < math.inf:
+        raise ValueError(f"lipschitz={lipschitz:g} and batch_size={batch_size} leave no noise_std in the accountant's "
+                         "range")  # fmt: skip
+    return smallest_sigma(eps, target, rtol=rtol, start=min(max(start, low), high), factor=1.5, sigma_min=low,
+                          sigma_max=high, below_min="raise")  # fmt: skip
 
 
 # --------------------------------------------------------------------------- shuffle DP (Section 5)
@@ -550,15 +673,19 @@ def shuffle_round_epsilon(eps0: float, n: int, num_silos: int, delta: float) -> 
     With n = 1 this is Feldman et al. (2020b)'s amplification by shuffling.
     """
     eps0 = check_positive("eps0", eps0)
-    n = check_positive_int("n", n)
-    num_silos = check_positive_int("num_silos", num_silos)
+    n = check_positive_int("n", n, maximum=MAX_N)
+    num_silos = check_positive_int("num_silos", num_silos, maximum=MAX_N)
     delta = check_open_unit("delta", delta)
-    bound = math.log(num_silos / (16 * math.log(2 / delta))) / n
+    bound = (math.log(num_silos) - math.log(16 * (math.log(2) - math.log(delta)))) / n
+    if bound <= 0:
+        raise ValueError(f"num_silos must exceed 16 ln(2/delta) = {16 * (math.log(2) - math.log(delta)):.4g} for "
+                         f"Thm D.5, got num_silos={num_silos} (delta={delta:g})")  # fmt: skip
     if eps0 > bound:
         raise ValueError(f"eps0 must be in (0, ln(N/(16 ln(2/δ)))/n = {bound:.4g}] for Thm D.5, got {eps0}")
-    e = math.exp(n * eps0)
+    e = math.exp(n * eps0)  # <= N/(16 ln(2/δ)) by the condition above
     factor = math.tanh(eps0 / 2)  # (e^ε0 − 1)/(e^ε0 + 1)
-    return math.log1p(factor * (8 * math.sqrt(e * math.log(4 / delta)) / math.sqrt(num_silos) + 8 * e / num_silos))
+    log4d = math.log(4) - math.log(delta)
+    return math.log1p(factor * (8 * math.sqrt(e * log4d) / math.sqrt(num_silos) + 8 * e / num_silos))
 
 
 # --------------------------------------------------------------------------- audit of a setting
@@ -601,24 +728,49 @@ def audit_calibration(
     δ defaults to 1/n² (the paper's choice).  L cancels (σ ∝ L), so L = 1 is used.
     """
     check_choice("algorithm", algorithm, ("mb-sgd", "local-sgd"))
-    delta = 1.0 / n**2 if delta is None else delta
+    if not isinstance(setting, str):
+        raise ValueError(f"setting must be a string (the setting's tag), got {setting!r}")
+    n = check_positive_int("n", n, maximum=MAX_N)
+    delta = 1.0 / (n * n) if delta is None else check_open_unit("delta", delta)
+    if delta >= 1:
+        raise ValueError(f"delta = 1/n² must be below 1: n must be at least 2, got n={n}")
     kwargs = dict(lipschitz=1.0, rounds=rounds, n=n, epsilon=epsilon, delta=delta, batch_size=batch_size)
     eps = {}
     if algorithm == "mb-sgd":
         sigma = noise_std(**kwargs)
         for rel in NEIGHBOURS:
             eps[rel] = mbsgd_epsilon(
-                noise_std=sigma, lipschitz=1.0, batch_size=batch_size, n=n, rounds=rounds, delta=delta,
-                neighbours=rel, value_discretization_interval=value_discretization_interval,
+                noise_std=sigma,
+                lipschitz=1.0,
+                batch_size=batch_size,
+                n=n,
+                rounds=rounds,
+                delta=delta,
+                neighbours=rel,
+                value_discretization_interval=value_discretization_interval,
             )
     else:
         sigma = local_sgd_noise_std(**kwargs)
         for rel in NEIGHBOURS:
             eps[rel] = local_sgd_epsilon(
-                noise_std=sigma, lipschitz=1.0, n=n, rounds=rounds, local_steps=batch_size, delta=delta,
-                neighbours=rel, value_discretization_interval=value_discretization_interval,
+                noise_std=sigma,
+                lipschitz=1.0,
+                n=n,
+                rounds=rounds,
+                local_steps=batch_size,
+                delta=delta,
+                neighbours=rel,
+                value_discretization_interval=value_discretization_interval,
             )
     return CalibrationAudit(
-        setting, algorithm, float(epsilon), float(delta), n, batch_size, rounds, sigma,
-        eps["replace-one"], eps["add-remove"],
+        setting,
+        algorithm,
+        float(epsilon),
+        float(delta),
+        n,
+        batch_size,
+        rounds,
+        sigma,
+        eps["replace-one"],
+        eps["add-remove"],
     )

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.papers.p001_isrl import experiments as fe
-from dpcore.validation import check_positive
+from dpcore.validation import check_positive, check_sequence
 
 __all__ = [
     "MB",
@@ -41,6 +41,32 @@ __all__ = [
 MB, LOCAL = "Noisy MB SGD", "Noisy Local SGD"
 
 
+def _result(result, name: str = "result") -> fe.PanelResult:
+    """``result`` a :class:`~dpcore.papers.p001_isrl.experiments.PanelResult` with the four curves."""
+    if not isinstance(result, fe.PanelResult) or not isinstance(result.curves, pd.DataFrame):
+        raise ValueError(f"{name} must be a PanelResult, got {type(result).__name__}")
+    if not {"curve", "epsilon", "mean"} <= set(result.curves.columns):
+        raise ValueError(f"{name}.curves must have the columns curve, epsilon and mean")
+    return result
+
+
+def _results(results, name: str = "results") -> list[fe.PanelResult]:
+    """A non-empty collection of PanelResults (a dict gives its values)."""
+    values = list(results.values()) if isinstance(results, dict) else results
+    return [_result(r, name) for r in check_sequence(name, list(values) if isinstance(values, Iterable) else values)]
+
+
+def _mapping(name: str, results) -> dict:
+    if not isinstance(results, dict) or not results:
+        raise ValueError(f"{name} must be a non-empty dict of PanelResults, got {type(results).__name__}")
+    _results(results, name)
+    return results
+
+
+def _epsilon(name: str, value: float) -> float:
+    return check_positive(name, value, allow_inf=True)
+
+
 def _tested(result: fe.PanelResult, epsilon: float) -> bool:
     return bool(np.isclose(result.private(MB)["epsilon"], epsilon).any())
 
@@ -50,6 +76,7 @@ def beats_nonprivate_local_from(result: fe.PanelResult) -> float:
 
     §6 on Fig. 4: "ISRL-DP MB-SGD outperforms (non-private) Local SGD for ε ≥ 12".
     """
+    result = _result(result)
     found = fe.threshold_epsilon(result, MB, result.nonprivate("Local SGD"))
     return math.inf if found is None else float(found)
 
@@ -60,7 +87,8 @@ def mb_beats_local_everywhere(result: fe.PanelResult, *, max_epsilon: float = ma
     §6: "outperforms ISRL-DP Local SGD" (Fig. 4), "especially in the high privacy regime ε ≤ 2"
     (Fig. 5), "by 10−30% across all privacy levels" (Fig. 6).
     """
-    gains = fe.relative_gain(result)
+    max_epsilon = _epsilon("max_epsilon", max_epsilon)
+    gains = fe.relative_gain(_result(result))
     chosen = gains[gains["epsilon"] <= max_epsilon]
     if chosen.empty:
         raise ValueError(f"max_epsilon={max_epsilon} leaves no tested ε")
@@ -72,7 +100,8 @@ def ratio_to_nonprivate_local(result: fe.PanelResult, *, min_epsilon: float = 2.
 
     §6 on Fig. 5: "For ε ≥ 2, ISRL-DP MB-SGD is in line with (non-private) Local SGD".
     """
-    curve = result.private(MB)
+    min_epsilon = _epsilon("min_epsilon", min_epsilon)
+    curve = _result(result).private(MB)
     chosen = curve[curve["epsilon"] >= min_epsilon]
     if chosen.empty:
         raise ValueError(f"min_epsilon={min_epsilon} leaves no tested ε")
@@ -84,6 +113,7 @@ def naive_gain(result: fe.PanelResult, epsilon: float = 1.0) -> float:
 
     App. I.2: "For ε ≈ 1, ISRL-DP MB-SGD tends to outperform the naive predictor by 30−40%".
     """
+    result, epsilon = _result(result), _epsilon("epsilon", epsilon)
     return 1.0 - result.mean_at(MB, epsilon) if _tested(result, epsilon) else math.nan
 
 
@@ -92,12 +122,13 @@ def privacy_cost(result: fe.PanelResult, epsilon: float = 3.0) -> float:
 
     App. I.2: "the utility impact of ISRL-DP is relatively insignificant for this problem when ε ≈ 3".
     """
+    result, epsilon = _result(result), _epsilon("epsilon", epsilon)
     return result.mean_at(MB, epsilon) - result.nonprivate("MB SGD") if _tested(result, epsilon) else math.nan
 
 
 def share_below_naive(results: Iterable[fe.PanelResult]) -> float:
     """Share of (panel, tested ε) where ISRL-DP MB-SGD's relative RMSE is below 1 (the naive predictor)."""
-    below = [result.private(MB)["mean"].to_numpy() < 1.0 for result in results]
+    below = [result.private(MB)["mean"].to_numpy() < 1.0 for result in _results(results)]
     if not below:
         raise ValueError("results must hold at least one panel")
     return float(np.concatenate(below).mean())
@@ -105,7 +136,7 @@ def share_below_naive(results: Iterable[fe.PanelResult]) -> float:
 
 def share_mb_beats_local(results: Iterable[fe.PanelResult]) -> float:
     """Share of (panel, tested ε) where ISRL-DP MB-SGD's mean is below ISRL-DP Local SGD's."""
-    wins = [fe.relative_gain(result)["relative_gain"].to_numpy() > 0 for result in results]
+    wins = [fe.relative_gain(result)["relative_gain"].to_numpy() > 0 for result in _results(results)]
     if not wins:
         raise ValueError("results must hold at least one panel")
     return float(np.concatenate(wins).mean())
@@ -116,29 +147,37 @@ def local_beats_mb(result: fe.PanelResult, epsilon: float = 3.0) -> bool | None:
 
     App. I.2: "ISRL-DP Local SGD outperforms ISRL-DP MB-SGD as ε → 3 (e.g. Fig. 9, and N = M = 3)".
     """
+    result, epsilon = _result(result), _epsilon("epsilon", epsilon)
     if not _tested(result, epsilon):
         return None
     return bool(result.mean_at(LOCAL, epsilon) < result.mean_at(MB, epsilon))
 
 
 def gains_note(result: fe.PanelResult) -> str:
-    """"ε=0.5: +12.0%; ..." -- the relative gain of ISRL-DP MB-SGD over ISRL-DP Local SGD per tested ε."""
-    gains = fe.relative_gain(result)
+    """ "ε=0.5: +12.0%; ..." -- the relative gain of ISRL-DP MB-SGD over ISRL-DP Local SGD per tested ε."""
+    gains = fe.relative_gain(_result(result))
     return "; ".join(f"ε={e:g}: {g:+.1%}" for e, g in zip(gains["epsilon"], gains["relative_gain"], strict=True))
 
 
 def selected_summary(selected: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """Per group and ε: the modal selected stepsize (and clip), the share at the grid's edge, the mean test metric."""
-    aggregations = dict(stepsize=("stepsize", lambda s: s.mode().iloc[0]), at_grid_edge=("at_grid_edge", "mean"),
-                        test_metric=("test_metric", "mean"))
+    columns = {"stepsize", "at_grid_edge", "test_metric", "clip", "curve", "epsilon"}
+    if not isinstance(selected, pd.DataFrame) or not columns <= set(selected.columns):
+        raise ValueError(f"selected must be a DataFrame with the columns {sorted(columns)}")
+    by = [b for b in check_sequence("by", by, min_len=0)]
+    if not all(isinstance(b, str) and b in selected.columns for b in by):
+        raise ValueError(f"by must name columns of selected, got {by!r}")
+    aggregations = dict(
+        stepsize=("stepsize", lambda s: s.mode().iloc[0]),
+        at_grid_edge=("at_grid_edge", "mean"),
+        test_metric=("test_metric", "mean"),
+    )
     if selected["clip"].notna().any() and np.isfinite(selected["clip"]).any():
         aggregations["clip"] = ("clip", lambda s: s.mode().iloc[0])
     return selected.groupby([*by, "curve", "epsilon"]).agg(**aggregations).reset_index()
 
 
-def authors_script_sweep(
-    trials, result: fe.PanelResult, *, stepsizes: Sequence[float], seed: int = 0
-) -> pd.DataFrame:
+def authors_script_sweep(trials, result: fe.PanelResult, *, stepsizes: Sequence[float], seed: int = 0) -> pd.DataFrame:
     """ISRL-DP MB-SGD run with the noise of the authors' obesity script, against ISRL-DP Local SGD.
 
     The script's update is w − η(Σ_m Σ_{j≤K} ∇f/M + u) with a single u ~ N(0, σ²) drawn at the
@@ -149,9 +188,18 @@ def authors_script_sweep(
     panel = result.panel
     k = int(result.batch_sizes[0, 0])
     m = panel.silos_per_round
-    sweep = fe.Sweep("mb-sgd", tuple(panel.epsilons), tuple(k * s for s in stepsizes), panel.rounds, m,
-                     reps=panel.reps, lipschitz=panel.lipschitz, batch_epsilon=panel.batch_epsilon,
-                     output=panel.output, noise_scale=math.sqrt(m) / k)
+    sweep = fe.Sweep(
+        "mb-sgd",
+        tuple(panel.epsilons),
+        tuple(k * s for s in stepsizes),
+        panel.rounds,
+        m,
+        reps=panel.reps,
+        lipschitz=panel.lipschitz,
+        batch_epsilon=panel.batch_epsilon,
+        output=panel.output,
+        noise_scale=math.sqrt(m) / k,
+    )
     curve = fe.summarize(fe.select(fe.run_sweep(trials, sweep, seed=seed)), cap=(0.0, 1.0))
     local = result.private(LOCAL)["mean"].to_numpy()
     curve["gain_vs_isrl_local_sgd"] = (local - curve["mean"].to_numpy()) / local
@@ -180,8 +228,16 @@ def accelerated_curves(
     for private in (True, False):
         picks = []
         for k in batch_sizes:
-            sweep = fe.Sweep("accelerated", tuple(epsilons) if private else (math.inf,), tuple(stepsizes), rounds,
-                             silos_per_round, reps=reps, lipschitz=lipschitz, batch_size=int(k))
+            sweep = fe.Sweep(
+                "accelerated",
+                tuple(epsilons) if private else (math.inf,),
+                tuple(stepsizes),
+                rounds,
+                silos_per_round,
+                reps=reps,
+                lipschitz=lipschitz,
+                batch_size=int(k),
+            )
             picks.append(fe.select(fe.run_sweep(trials, sweep, seed=seed + int(k))).assign(batch_size=int(k)))
         best = fe.best_of(picks)
         modal_k = best.groupby("epsilon")["batch_size"].agg(lambda s: s.mode().iloc[0]).reset_index()
@@ -194,8 +250,11 @@ def accelerated_curves(
 
 def mnist_claims(results: dict[int, fe.PanelResult], fig4_silos_per_round: Sequence[int]) -> dict[str, tuple]:
     """``{claim key: (our value, note)}`` for the Fig. 4 panels (M = silos per round) in ``results``."""
+    results = _mapping("results", results)
     claims = {}
-    for m in fig4_silos_per_round:
+    for m in check_sequence("fig4_silos_per_round", fig4_silos_per_round):
+        if m not in results:
+            raise ValueError(f"fig4_silos_per_round must be keys of results, got {m!r}")
         r = results[m]
         levels = f"non-private Local SGD {r.nonprivate('Local SGD'):.4f}, MB SGD {r.nonprivate('MB SGD'):.4f}"
         claims[f"fig4.M={m}.beats_nonprivate_local_from_eps"] = (beats_nonprivate_local_from(r), levels)
@@ -207,15 +266,21 @@ def insurance_claims(
     results: dict[tuple[int, int], fe.PanelResult], fig5_panels: Sequence[Sequence[int]]
 ) -> dict[str, tuple]:
     """``{claim key: (our value, note)}`` for the insurance panels ((N, M) -> result) of Figs. 5, 8, 9."""
-    fig5 = {tuple(p) for p in fig5_panels}
+    results = _mapping("results", results)
+    panels = check_sequence("fig5_panels", fig5_panels, min_len=0)
+    if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in panels):
+        raise ValueError(f"fig5_panels must be (N, M) pairs, got {fig5_panels!r}")
+    fig5 = {tuple(p) for p in panels}
     claims: dict[str, tuple] = {}
     for (num_silos, m), r in results.items():
         tag = f"N={num_silos}.M={m}"
         claims[f"app_i2.{tag}.naive_gain.eps=1"] = (naive_gain(r, 1.0), "")
         claims[f"app_i2.{tag}.privacy_cost.eps=3"] = (privacy_cost(r, 3.0), "")
         if (num_silos, m) in fig5:
-            claims[f"fig5.{tag}.mb_beats_local.eps_le_2"] = (mb_beats_local_everywhere(r, max_epsilon=2.0),
-                                                            gains_note(r))
+            claims[f"fig5.{tag}.mb_beats_local.eps_le_2"] = (
+                mb_beats_local_everywhere(r, max_epsilon=2.0),
+                gains_note(r),
+            )
             claims[f"fig5.{tag}.ratio_to_local_sgd.eps_ge_2"] = (ratio_to_nonprivate_local(r), "")
     share = share_below_naive(results.values())
     claims["app_i2.below_naive.most"] = (share > 0.5, f"share of (panel, ε) below 1: {share:.0%}")
@@ -224,14 +289,19 @@ def insurance_claims(
         wins = share_mb_beats_local(extra)
         claims["figs8_9.mb_beats_local.most"] = (wins > 0.5, f"share of (panel, ε): {wins:.0%}")
     if (3, 3) in results and local_beats_mb(results[(3, 3)], 3.0) is not None:
-        claims["fig9.N=3.M=3.local_beats_mb.eps=3"] = (local_beats_mb(results[(3, 3)], 3.0),
-                                                        gains_note(results[(3, 3)]))
+        claims["fig9.N=3.M=3.local_beats_mb.eps=3"] = (
+            local_beats_mb(results[(3, 3)], 3.0),
+            gains_note(results[(3, 3)]),
+        )
     return claims
 
 
 def obesity_claims(results: dict[int, fe.PanelResult], authors: pd.DataFrame) -> dict[str, tuple]:
     """``{claim key: (our value, note)}`` for the Fig. 6 panels (M -> result); ``authors`` is the concatenation of
     :func:`authors_script_sweep` curves with a column ``M``."""
+    results = _mapping("results", results)
+    if not isinstance(authors, pd.DataFrame) or not {"M", "gain_vs_isrl_local_sgd"} <= set(authors.columns):
+        raise ValueError("authors must be a DataFrame with the columns M and gain_vs_isrl_local_sgd")
     claims: dict[str, tuple] = {}
     for m, r in results.items():
         for row in fe.relative_gain(r).itertuples():

@@ -7,12 +7,12 @@ test metric, averaged over the same repetitions, is the trial's result.  Curves 
 the mean over trials with "90% error bars": the authors' scripts draw a symmetric bar
 of half-width (95th − 5th percentile)/2 around the mean (error rates capped to [0, 1]).
 
-:func:`run_sweep` executes one algorithm on all repetitions × ε × grid of a trial in one
-batched call per trial (repetitions are independent streams; ε and the grid are
-configurations sharing a stream's random draws: one matrix product serves them all).  The noise of each silo follows the
-paper's calibrations (:mod:`dpcore.papers.p001_isrl.accounting`) with δ_i = 1/n_i², L the clip
-threshold (insurance) or the Lipschitz bound 2·max‖x‖ (MNIST, obesity), and
-K_i = int(max(1, n_i·sqrt(ε_max/(4R)))) unless given.
+:func:`run_sweep` executes one algorithm on all trials × repetitions × ε × grid in a few
+batched calls (trials × repetitions are independent streams; ε and the grid are
+configurations sharing a stream's random draws: one matrix product serves them all).
+The noise of each silo follows the paper's calibrations (:mod:`dpcore.papers.p001_isrl.accounting`)
+with δ_i = 1/n_i², L the clip threshold (insurance) or the Lipschitz bound 2·max‖x‖ (MNIST,
+obesity), and K_i = int(max(1, n_i·sqrt(ε_max/(4R)))) unless given.
 """
 
 from __future__ import annotations
@@ -236,13 +236,13 @@ def run_sweep(
     *,
     seed: int = 0,
     dtype: torch.dtype = torch.float32,
+    max_elements: float = 6e6,
 ) -> SweepResult:
     """Run ``sweep`` on every trial × repetition, batched; see the module docstring.
 
-    Trial t runs all its repetitions and configurations in one call with seed ``seed + 7919·t``,
-    so a trial's result does not depend on how many trials the sweep has.  One trial at a time
-    keeps a Local SGD step's working set (repetitions × M silos × configurations × k × d
-    numbers) small enough for the processor's cache: Local SGD takes R·K sequential steps.
+    Trials are processed in chunks of about ``max_elements`` entries (repetitions × M ×
+    configurations × k × d per trial for Local SGD, × n_max instead of d for the others); chunk c
+    uses seed ``seed + 7919·c`` (results are reproducible for a given ``seed`` and ``max_elements``).
     """
     start = time.perf_counter()
     batch = sweep.batch_sizes(trials.sizes)
@@ -253,16 +253,22 @@ def run_sweep(
     clip = None if sweep.clips is None else np.tile(grid["clip"].to_numpy(float), len(sweep.epsilons))
     loss = make_loss(trials.loss, trials.num_outputs)
     pool = SiloPool(trials.train_x, trials.train_y, trials.sizes, loss, seed=seed, dtype=dtype)
+    k_out = trials.num_outputs
     m = sweep.silos_per_round
+    if sweep.algorithm == "local-sgd":
+        per_trial = sweep.reps * m * configs * k_out * trials.dim
+    else:
+        per_trial = sweep.reps * m * trials.train_x.shape[2] * configs * k_out
+    chunk = max(1, int(max_elements // max(per_trial, 1)))
     t_count = trials.num_trials
     train = np.empty((t_count, sweep.reps, configs))
     test = np.empty((t_count, sweep.reps, configs))
-    for t in range(t_count):
-        ts = np.array([t])
+    for ci, first in enumerate(range(0, t_count, chunk)):
+        ts = np.arange(first, min(t_count, first + chunk))
         streams = np.repeat(ts, sweep.reps)
         common = dict(
             silos_per_round=m, stepsize=stepsize, trial_of_stream=streams, noise_std=sigma, clip=clip,
-            seed=seed + 7919 * t,
+            seed=seed + 7919 * ci,
         )
         if sweep.algorithm == "mb-sgd":
             w = algorithms.mb_sgd(
@@ -385,15 +391,15 @@ class PanelResult:
         return float(frame.loc[np.isclose(frame["epsilon"], epsilon), "mean"].iloc[0])
 
 
-def run_panel(trials: FederatedTrials, panel: Panel, *, seed: int = 0, cap: tuple[float, float] | None = None
-              ) -> PanelResult:
+def run_panel(trials: FederatedTrials, panel: Panel, *, seed: int = 0, cap: tuple[float, float] | None = None,
+              max_elements: float = 6e6) -> PanelResult:
     """Run the four curves of one panel with the App. I protocol (see :func:`run_sweep`)."""
     selected, curves, seconds, batch = [], [], {}, None
     for k, (algorithm, private) in enumerate(
         [("mb-sgd", True), ("local-sgd", True), ("mb-sgd", False), ("local-sgd", False)]
     ):
         label = LABELS[(algorithm, private)]
-        result = run_sweep(trials, panel.sweep(algorithm, private), seed=seed + 100_003 * k)
+        result = run_sweep(trials, panel.sweep(algorithm, private), seed=seed + 100_003 * k, max_elements=max_elements)
         chosen = select(result)
         chosen.insert(0, "curve", label)
         summary = summarize(chosen, cap=cap)

@@ -99,7 +99,8 @@ def accountant_range(**given) -> Iterator[None]:
 def check_frame(name: str, frame, columns: Sequence[str]) -> pd.DataFrame:
     """``frame`` a non-empty DataFrame with ``columns``."""
     if not isinstance(frame, pd.DataFrame) or frame.empty or not set(columns) <= set(frame.columns):
-        raise ValueError(f"{name} must be a non-empty DataFrame with columns {list(columns)}, got {type(frame).__name__}")
+        kind = type(frame).__name__
+        raise ValueError(f"{name} must be a non-empty DataFrame with columns {list(columns)}, got {kind}")
     return frame
 
 
@@ -270,8 +271,11 @@ def literal_units(z: float, *, q: float = 0.02, taus: Sequence[float] = FIG3_TAU
     with accountant_range(z=z, q=q, taus=taus):
         return pd.DataFrame(
             [
-                {"tau/eta": t, "averaged-update units": mm.epsilon(tau=t, **kw), "summed-gradient units": mm.epsilon(
-                    tau=t, form="sum", **kw)}
+                {
+                    "tau/eta": t,
+                    "averaged-update units": mm.epsilon(tau=t, **kw),
+                    "summed-gradient units": mm.epsilon(tau=t, form="sum", **kw),
+                }
                 for t in taus
             ]
         )
@@ -381,4 +385,3 @@ def qualitative_checks(
         "fig3.rate.p100": closer_to(slopes["ModelMix p=100"], -1.0, -0.5),
         "fig3.p.saturates": all(saturates(sub["p"], sub[c]) for c in tau_cols),
     }
-

@@ -741,6 +741,11 @@ ABLATION: dict[str, AblationGrid] = {
                           (1.0,), (0,), 1000, 500, reduced=True),
 }  # fmt: skip
 ABLATION_FACTORS = ("metric", "norm", "trunc", "steps", "all")
+#: examples per forward pass of an ablation run (Table I: 512).  Measured on the 2-core CPU, one thread, 1,024
+#: examples of the CIFAR-10 ScatterNet CNN: l2 clipping 1.0 s at 256 or 512; with the l_inf truncation (p = 100,
+#: materialised per-example gradients) 4.5-4.8 s at 64-256 but 76 s at 512.  Micro-batching changes nothing beyond
+#: rounding, so every ablation run uses 256.
+ABLATION_MICRO_BATCH = 256
 
 
 def _factor_settings(factor: str, method: str, steps: int) -> dict[str, Any]:
@@ -763,7 +768,8 @@ def _ablation_config(grid: AblationGrid, profile: str, *, clip: float, lr: float
         dataset=grid.dataset, model="scatter_cnn", model_kwargs=kwargs, sampling="poisson", clipping="individual",
         batch_size=grid.batch, clip_norm=clip, noise_multiplier=z, noise_convention="standard",
         epochs=math.ceil(steps / per_epoch), steps=steps, lr=lr, momentum=MOMENTUM, modelmix_tau=tau, linf_p=linf_p,
-        train_size=grid.train_size, test_size=grid.test_size, seed=seed, max_physical_batch=512, profile=profile,
+        train_size=grid.train_size, test_size=grid.test_size, seed=seed, max_physical_batch=ABLATION_MICRO_BATCH,
+        profile=profile,
         normalization="private_bn" if normalization else "groupnorm",
         bn_noise_multiplier=AUTHORS_BN_NOISE if normalization else 0.0, eval_previous=bool(tau),
     )  # fmt: skip

@@ -227,7 +227,7 @@ def fig2_claim_values(curves: pd.DataFrame, runs: pd.DataFrame) -> dict[str, tup
     return out
 
 
-_NOT_RUN = "not-run (see the claim's note)"
+_NOT_RUN = ""  # the claim's own note says why it is not-run
 
 
 def _eps_ratio(comparison: pd.DataFrame) -> tuple[float | None, str]:

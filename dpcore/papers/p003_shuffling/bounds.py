@@ -119,8 +119,9 @@ def lower_bound_function(mu: float, l: float, *, symmetric: bool = True) -> fdp.
         return p
 
     kind = "f^L" if symmetric else "f̂^L"
-    return fdp.Curve(lambda a: 1.0 - power(a), label=f"{kind}(μ={mu:.4g}, l={l:.3g})", symmetric=symmetric,
-                     power_func=power)
+    return fdp.Curve(
+        lambda a: 1.0 - power(a), label=f"{kind}(μ={mu:.4g}, l={l:.3g})", symmetric=symmetric, power_func=power
+    )
 
 
 def upper_bound_function(mu: float, u: float, *, symmetric: bool = True) -> fdp.Curve:
@@ -136,8 +137,12 @@ def upper_bound_function(mu: float, u: float, *, symmetric: bool = True) -> fdp.
         raise ValueError(f"u must be in [0, 1), got {u}")
     symmetric = check_bool("symmetric", symmetric)
     if not symmetric or mu == 0:
-        return fdp.Curve(lambda a: u + (1 - u) * fdp.gaussian_tradeoff(mu, a), label=f"f̂^U(μ={mu:.4g}, u={u:.3g})",
-                         symmetric=mu == 0, power_func=lambda a: (1 - u) * fdp.gaussian_power(mu, a))
+        return fdp.Curve(
+            lambda a: u + (1 - u) * fdp.gaussian_tradeoff(mu, a),
+            label=f"f̂^U(μ={mu:.4g}, u={u:.3g})",
+            symmetric=mu == 0,
+            power_func=lambda a: (1 - u) * fdp.gaussian_power(mu, a),
+        )
     log1mu = math.log1p(-u)
     beta0 = float(special.ndtr(-(mu / 2 - log1mu / mu)))
     beta1 = u + (1 - u) * float(special.ndtr(-(mu / 2 + log1mu / mu)))
@@ -333,8 +338,9 @@ def tradeoff_bounds(
         if form == "table":
             x = g * E
             mu_l, mu_u = _hoeffding_mus(x, sigma)
-            return out(fdp.Gaussian(mu_l), fdp.Gaussian(mu_u), math.exp(-x),
-                       note="as printed (App. E.2 Hoeffding step flawed)")
+            return out(
+                fdp.Gaussian(mu_l), fdp.Gaussian(mu_u), math.exp(-x), note="as printed (App. E.2 Hoeffding step flawed)"
+            )
         if row == 1:
             q = batch_clipping_q(N, s, g)[1]
         else:
@@ -342,8 +348,12 @@ def tradeoff_bounds(
         x = q * E
         mu_l, mu_u = _hoeffding_mus(x, sigma)
         tail = math.exp(-x)
-        return out(lower_bound_function(mu_l, tail), upper_bound_function(mu_u, tail), tail,
-                   note=f"Lemma E.{5 if row == 1 else 2} with q={q:.6g}; Hoeffding step of App. E.2 flawed")
+        return out(
+            lower_bound_function(mu_l, tail),
+            upper_bound_function(mu_u, tail),
+            tail,
+            note=f"Lemma E.{5 if row == 1 else 2} with q={q:.6g}; Hoeffding step of App. E.2 flawed",
+        )
     if table == 1 and row == 3:
         if g != 1:
             raise ValueError(f"table 1 row 3 is for g = 1, got g={g}")
@@ -355,8 +365,13 @@ def tradeoff_bounds(
             return out(fdp.Gaussian(mu), G0)
         l1 = g * g * m * s / (N - g) if N > g else math.inf
         lE = 1.0 - (1.0 - l1) ** E if l1 < 1 else 1.0
-        return out(lower_bound_function(mu, lE), G0, lE, valid=lE < 1,
-                   note=f"per-epoch l = g²ms/(N−g) = {l1:.4g}; E-epoch l_E = {lE:.4g} (our multi-epoch extension)")
+        return out(
+            lower_bound_function(mu, lE),
+            G0,
+            lE,
+            valid=lE < 1,
+            note=f"per-epoch l = g²ms/(N−g) = {l1:.4g}; E-epoch l_E = {lE:.4g} (our multi-epoch extension)",
+        )
     if table == 1 and row == 5:
         if m != 1:
             raise ValueError(f"table 1 row 5 is batch clipping (m = 1), got m={m}")
@@ -373,14 +388,24 @@ def tradeoff_bounds(
         den = n - g - g * g
         u1 = g * g / den if den != 0 else math.inf
         if not (den > 0 and 0 <= u1 < 1):
-            return out(fdp.Gaussian(mu), G0, u1, valid=False,
-                       note=f"u = g²/(N/s − g − g²) = {u1:.4g} is meaningless (Lemma F.4 needs N/s > g + g²)")
+            return out(
+                fdp.Gaussian(mu),
+                G0,
+                u1,
+                valid=False,
+                note=f"u = g²/(N/s − g − g²) = {u1:.4g} is meaningless (Lemma F.4 needs N/s > g + g²)",
+            )
         uE = 1.0 - (1.0 - u1) ** E
         if uE >= 1.0 - 1e-12:
-            return out(fdp.Gaussian(mu), G0, uE, valid=False,
-                       note=f"u_E = 1 − (1 − u)^E = {uE:.4g}: vacuous (Lemma F.4)")
-        return out(fdp.Gaussian(mu), upper_bound_function(mu, uE), uE,
-                   note=f"per-epoch u = {u1:.4g}; E-epoch u_E = {uE:.4g} (our multi-epoch extension)")
+            return out(
+                fdp.Gaussian(mu), G0, uE, valid=False, note=f"u_E = 1 − (1 − u)^E = {uE:.4g}: vacuous (Lemma F.4)"
+            )
+        return out(
+            fdp.Gaussian(mu),
+            upper_bound_function(mu, uE),
+            uE,
+            note=f"per-epoch u = {u1:.4g}; E-epoch u_E = {uE:.4g} (our multi-epoch extension)",
+        )
     if table == 2 and row in (1, 2):
         if row == 1 and g != 1:
             raise ValueError(f"table 2 row 1 is for g = 1, got g={g}")
@@ -424,6 +449,7 @@ def mixture_tradeoff(
     E = _epochs(E)
     epoch_pmf = None
     if q_method == "paper":
+
         def epoch_pmf(n_used: int, s_: int, g_: int) -> np.ndarray:
             return shuffle_collision_pmf(n_used, s_, g_, method="paper")
 
@@ -560,4 +586,3 @@ def group_crossover(N: int, batch: int, sigma: float) -> float:
         raise ValueError(f"batch must be <= N, got batch={batch}, N={N}")
     h = fdp.clt_factor(_sigma(sigma))
     return N / (batch * sigma**2 * h**2)
-

@@ -129,17 +129,29 @@ def table_1_2_rows(
             tab = sh.tradeoff_bounds(table, row, form="table", **kw)
             lem = sh.tradeoff_bounds(table, row, form="lemma", **kw)
             ex = exact_mixture(table, row, sigma=sigma, E=E, N=N, batch=batch, g=g) if exact else None
-            rows.append({
-                "table": table, "row": row, "description": desc, "adversary": adversary, "g": g,
-                "sampling": mech["sampling"], "s": mech["s"], "m": mech["m"],
-                "mu_lower_table": getattr(tab.lower, "mu", None),
-                "mu_upper_table": getattr(tab.upper, "mu", None),
-                "eps_lower_table": _eps(tab.lower, delta), "eps_upper_table": _eps(tab.upper, delta),
-                "eps_lower_lemma": _eps(lem.lower, delta), "eps_upper_lemma": _eps(lem.upper, delta),
-                "eps_exact_A1": _eps(ex, delta) if ex is not None else None,
-                "condition": lem.condition, "condition_value": lem.condition_value, "valid": lem.valid,
-                "note": lem.note,
-            })
+            rows.append(
+                {
+                    "table": table,
+                    "row": row,
+                    "description": desc,
+                    "adversary": adversary,
+                    "g": g,
+                    "sampling": mech["sampling"],
+                    "s": mech["s"],
+                    "m": mech["m"],
+                    "mu_lower_table": getattr(tab.lower, "mu", None),
+                    "mu_upper_table": getattr(tab.upper, "mu", None),
+                    "eps_lower_table": _eps(tab.lower, delta),
+                    "eps_upper_table": _eps(tab.upper, delta),
+                    "eps_lower_lemma": _eps(lem.lower, delta),
+                    "eps_upper_lemma": _eps(lem.upper, delta),
+                    "eps_exact_A1": _eps(ex, delta) if ex is not None else None,
+                    "condition": lem.condition,
+                    "condition_value": lem.condition_value,
+                    "valid": lem.valid,
+                    "note": lem.note,
+                }
+            )
     return rows
 
 
@@ -170,12 +182,19 @@ def containment_rows(
             p_lower = np.asarray(lem.lower.power(alpha))
             below_lower = p_exact > p_lower * (1 + 1e-6) + 1e-300
             above_upper = np.asarray(lem.upper.power(alpha)) > p_exact * (1 + 1e-6) + 1e-300
-            rows.append({
-                "table": table, "row": row, "description": desc, "g": g, "lemma_valid": lem.valid,
-                "lower_violations": int(below_lower.sum()), "upper_violations": int(above_upper.sum()),
-                "n_alpha": int(alpha.size),
-                "worst_power_ratio_lower": float(np.max(p_exact / p_lower)),
-            })
+            rows.append(
+                {
+                    "table": table,
+                    "row": row,
+                    "description": desc,
+                    "g": g,
+                    "lemma_valid": lem.valid,
+                    "lower_violations": int(below_lower.sum()),
+                    "upper_violations": int(above_upper.sum()),
+                    "n_alpha": int(alpha.size),
+                    "worst_power_ratio_lower": float(np.max(p_exact / p_lower)),
+                }
+            )
     return rows
 
 
@@ -196,7 +215,9 @@ def a0_a1_rows(
         for E in E_values:
             kw = {"sigma": sigma, "E": E, "N": N, "s": 1, "m": batch}
             row = {
-                "N": N, "batch": batch, "E": E,
+                "N": N,
+                "batch": batch,
+                "E": E,
                 "A1_shuffling": sh.mixture_tradeoff("shuffle", **kw).epsilon(delta),
                 "A1_subsampling": sh.mixture_tradeoff("fixed", **kw).epsilon(delta),
                 "A0_clt_uniform": sh.a0_epsilon(sigma=sigma, N=N, batch=batch, E=E, delta=delta),
@@ -204,7 +225,8 @@ def a0_a1_rows(
             }
             row["A0_pld_poisson"] = (
                 sh.a0_epsilon(sigma=sigma, N=N, batch=batch, E=E, delta=delta, method="pld-poisson", grid=pld_grid)
-                if pld else None
+                if pld
+                else None
             )
             rows.append(row)
     return rows
@@ -245,8 +267,9 @@ def collision_rows(settings=((600, 64, 2), (6_400, 64, 3), (59_392, 1024, 3)), *
         true = sh.shuffle_collision_pmf(N, s, g, method="true")
         mc = sh.shuffle_collision_monte_carlo(N, s, g, draws=draws, seed=seed)
         for j in range(g):
-            rows.append({"N": N, "s": s, "g": g, "j": j + 1, "q_paper": paper[j], "q_true": true[j],
-                         "q_monte_carlo": mc[j]})
+            rows.append(
+                {"N": N, "s": s, "g": g, "j": j + 1, "q_paper": paper[j], "q_true": true[j], "q_monte_carlo": mc[j]}
+            )
     return rows
 
 
@@ -256,8 +279,16 @@ def h_series_rows(sigmas=(0.5, 1.0, 2.0, 4.0, 8.0)) -> list[dict]:
     if len(sigmas) > 1000:
         raise ValueError(f"sigmas must hold at most 1000 values, got {len(sigmas)}")
     sigmas = [_sigma("sigmas", s) for s in sigmas]
-    return [{"sigma": s, "h_exact": fdp.clt_factor(s), "h_paper_series": sh.clt_h_series(s),
-             "h_corrected_series": sh.clt_h_series(s, which="corrected"), "one_over_sigma": 1 / s} for s in sigmas]
+    return [
+        {
+            "sigma": s,
+            "h_exact": fdp.clt_factor(s),
+            "h_paper_series": sh.clt_h_series(s),
+            "h_corrected_series": sh.clt_h_series(s, which="corrected"),
+            "one_over_sigma": 1 / s,
+        }
+        for s in sigmas
+    ]
 
 
 def thinning_rows(*, sigma: float, E_values=(10, 100), delta: float = 1e-5) -> list[dict]:
@@ -265,10 +296,13 @@ def thinning_rows(*, sigma: float, E_values=(10, 100), delta: float = 1e-5) -> l
     E_values = _ints("E_values", E_values, maximum=sh.MAX_EPOCHS)
     delta = check_open_unit("delta", delta)
     sigma = _sigma("sigma", sigma)
-    return [{
-        "E": E,
-        "unthinned": fdp.mu_to_epsilon(math.sqrt(E) / sigma, delta),
-        "thinned_exact": sh.thinned_shuffle_mixture(sigma=sigma, E=E).epsilon(delta),
-        "gaussian_sqrt_E_over_2": fdp.mu_to_epsilon(math.sqrt(E / 2) / sigma, delta),
-        "paper_factor_2": fdp.mu_to_epsilon(math.sqrt(E) / (2 * sigma), delta),
-    } for E in E_values]
+    return [
+        {
+            "E": E,
+            "unthinned": fdp.mu_to_epsilon(math.sqrt(E) / sigma, delta),
+            "thinned_exact": sh.thinned_shuffle_mixture(sigma=sigma, E=E).epsilon(delta),
+            "gaussian_sqrt_E_over_2": fdp.mu_to_epsilon(math.sqrt(E / 2) / sigma, delta),
+            "paper_factor_2": fdp.mu_to_epsilon(math.sqrt(E) / (2 * sigma), delta),
+        }
+        for E in E_values
+    ]

@@ -275,7 +275,8 @@ def poisson_pld_epsilon(
         else dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
     )
     accountant = pld.PLDAccountant(neighboring_relation=neighbours, value_discretization_interval=1e-4)
-    event = dp_accounting.PoissonSampledDpEvent(m / n, dp_accounting.GaussianDpEvent(_z(m, sigma, lipschitz, Z_MIN_PLD)))
+    z = _z(m, sigma, lipschitz, Z_MIN_PLD)
+    event = dp_accounting.PoissonSampledDpEvent(m / n, dp_accounting.GaussianDpEvent(z))
     accountant.compose(dp_accounting.SelfComposedDpEvent(event, n // m))
     return float(accountant.get_epsilon(delta))
 

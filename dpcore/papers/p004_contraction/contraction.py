@@ -51,7 +51,6 @@ from dpcore.validation import (
     check_positive,
     check_positive_int,
     check_real_array,
-    check_sequence,
 )
 
 __all__ = [
