@@ -529,11 +529,6 @@ INF_OK: dict[str, str] = {
 
 #: (function, parameter) -> the defect, for failures in files owned elsewhere (temporary; see the module doc).
 XFAIL: dict[tuple[str, str], str] = {
-    (P2 + "corollary41.corollary41_epsilon", "delta"): (
-        "upstream: dpcore.accounting.rdp.rdp_to_epsilon(conversion='mironov') takes log(1/delta), which is ∞ at "
-        "delta=5e-324: ε = ∞ instead of a finite value"
-    ),
-    (P2 + "fig3.amplification_curves", "delta"): "upstream: as corollary41_epsilon (rdp_to_epsilon, mironov, δ=5e-324)",
     (A + "run_record.RunRecord", "seed"): "RunRecord accepts a negative seed (seed=-1; numpy's default_rng refuses it)",
 }
 
@@ -837,16 +832,9 @@ NAMED_REFUSALS = [
     (P2 + "corollary41.corollary41_epsilon", dict(_BASE[P2 + "corollary41.corollary41_epsilon"], tau=1e308), "tau"),
     (A + "dpsgd.epsilon_curve", dict(_BASE[A + "dpsgd.epsilon_curve"], steps=5), "steps"),
     # defects of dpcore.accounting found by this file, owned elsewhere (temporary xfails, see XFAIL):
-    pytest.param(
-        A + "rdp.rdp_to_epsilon", dict(_BASE[A + "rdp.rdp_to_epsilon"], delta=5e-324, conversion="mironov"), None,
-        marks=pytest.mark.xfail(reason="rdp_to_epsilon(conversion='mironov') takes log(1/delta): ∞ at 5e-324"),
-    ),
-    pytest.param(
-        A + "modelmix.epsilon", dict(_BASE[A + "modelmix.epsilon"], linf_blocks=25, noise_multiplier=1e308),
-        "noise_multiplier",
-        marks=pytest.mark.xfail(reason="modelmix: z·sqrt(linf_blocks) overflows; the refusal names 'noise', not "
-                                       "'noise_multiplier'"),
-    ),
+    (A + "rdp.rdp_to_epsilon", dict(_BASE[A + "rdp.rdp_to_epsilon"], delta=5e-324, conversion="mironov"), None),
+    (A + "modelmix.epsilon", dict(_BASE[A + "modelmix.epsilon"], linf_blocks=25, noise_multiplier=1e308),
+     "noise_multiplier"),
 ]  # fmt: skip
 
 

@@ -285,6 +285,9 @@ def step_rdp(
             return mixture_log_moments(lw, lr, q, a) / (a - 1)
         log_mix = np.logaddexp(math.log1p(-q), math.log(q) + lr) if q < 1 else lr
         return np.maximum(logsumexp(lw[None, :] + (1 - a)[:, None] * log_mix[None, :], axis=1), 0.0) / (a - 1)
+    if not math.isfinite(z * scale) or not math.isfinite(u * scale):
+        raise ValueError(f"noise_multiplier·√linf_blocks and width·√linf_blocks must be finite; got noise_multiplier "
+                         f"= {z}, width = {u}, linf_blocks = {p}")  # fmt: skip
     log_m = log_moments(np.arange(int(a.max()) + 1), noise=z * scale, width=u * scale)
     return _binomial_rdp(a, q, p * log_m)
 

@@ -321,7 +321,7 @@ def rdp_to_epsilon(
     if a.shape != r.shape:
         raise ValueError(f"orders and rdp_values must have the same length, got {a.size} and {r.size}")
     if conversion == "mironov":
-        eps = r + math.log(1 / delta) / (a - 1)
+        eps = r + (math.log(1 / delta) if delta > 1e-300 else -math.log(delta)) / (a - 1)  # 1/δ overflows below
     else:
         eps = r + np.log1p(-1 / a) - (math.log(delta) + np.log(a)) / (a - 1)
     eps = eps[np.isfinite(eps)]
