@@ -46,6 +46,7 @@ __all__ = [
     "same_configuration",
     "field_defaults",
     "legacy_warning",
+    "check_state",
     "resume_from",
 ]
 
@@ -296,3 +297,22 @@ def resume_from(trainer: Any, state: Mapping[str, Any], source: str | os.PathLik
             raise CheckpointError(f"{source}: cannot resume from it: {exc}; {remedy}") from exc
     for w in caught:
         warnings.warn(f"{source}: {w.message}", w.category, stacklevel=3)
+
+
+def check_state(
+    state: Any, *, fmt: int, keys: Sequence[str], fingerprint: str, defaults: Mapping[str, Any],
+    fingerprints: Mapping[str, str],
+) -> None:  # fmt: skip
+    """Refuse (:class:`CheckpointError`) a saved trainer state of another format, lacking ``keys``, of another
+    configuration (``fingerprint``; fields missing from an older state count as at their ``defaults``) or of other
+    data / another model (``fingerprints``); a state without data and model fingerprints is accepted with a warning."""
+    if not isinstance(state, dict):
+        raise CheckpointError(f"checkpoint state must be a dict, got {type(state).__name__}")
+    if state.get("format") != fmt:
+        raise CheckpointError(f"checkpoint format {state.get('format')!r} is not {fmt}")
+    lacking = sorted(set(keys) - set(state))
+    if lacking:
+        raise CheckpointError(f"checkpoint state lacks {', '.join(lacking)}")
+    if not same_configuration(state["fingerprint"], fingerprint, defaults):
+        raise CheckpointError("checkpoint was written by a run with a different configuration")
+    legacy_warning(check_fingerprints(state, fingerprints))

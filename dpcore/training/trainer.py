@@ -41,18 +41,15 @@ from torch import Tensor, nn
 from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
 from dpcore.training.integrity import (
-    CheckpointError,
     as_tensor,
-    check_fingerprints,
     check_labels,
+    check_state,
     check_training_data,
     data_fingerprint,
     field_defaults,
-    legacy_warning,
     model_fingerprint,
     read_checkpoint,
     resume_from,
-    same_configuration,
 )
 from dpcore.training.modelmix import mix
 from dpcore.training.persample import LossFn, clipped_group_sum
@@ -561,16 +558,8 @@ class Trainer:
         """Continue the run saved by :meth:`state_dict`; a state of another configuration, other training data or
         another model is refused (:class:`~dpcore.training.integrity.CheckpointError`), one without data and model
         fingerprints (written before they were recorded) is accepted with a warning."""
-        if not isinstance(state, dict):
-            raise CheckpointError(f"checkpoint state must be a dict, got {type(state).__name__}")
-        if state.get("format") != CHECKPOINT_FORMAT:
-            raise CheckpointError(f"checkpoint format {state.get('format')!r} is not {CHECKPOINT_FORMAT}")
-        lacking = sorted(set(_STATE_KEYS) - set(state))
-        if lacking:
-            raise CheckpointError(f"checkpoint state lacks {', '.join(lacking)}")
-        if not same_configuration(state["fingerprint"], self._fingerprint(), field_defaults(TrainConfig)):
-            raise CheckpointError("checkpoint was written by a run with a different configuration")
-        legacy_warning(check_fingerprints(state, self.fingerprints()))
+        check_state(state, fmt=CHECKPOINT_FORMAT, keys=_STATE_KEYS, fingerprint=self._fingerprint(),
+                    defaults=field_defaults(TrainConfig), fingerprints=self.fingerprints())  # fmt: skip
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.schedule.load_state_dict(state["schedule"])
