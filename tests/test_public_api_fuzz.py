@@ -529,7 +529,6 @@ INF_OK: dict[str, str] = {
 
 #: (function, parameter) -> the defect, for failures in files owned elsewhere (temporary; see the module doc).
 XFAIL: dict[tuple[str, str], str] = {
-    (A + "run_record.RunRecord", "seed"): "RunRecord accepts a negative seed (seed=-1; numpy's default_rng refuses it)",
 }
 
 
@@ -866,8 +865,8 @@ def test_the_silent_answers_issue_26_names_are_documented_values():
     assert "noise_std=0" in mbsgd_epsilon.__doc__
 
 
-@pytest.mark.xfail(reason="slow: pld.pld_noise_multiplier(delta=0.5) takes > 5 s (21 s wall measured)", run=False)
 def test_pld_calibration_at_a_large_delta_answers_within_a_few_seconds():
+    # 3.1 s of CPU measured (2026-11-27); σ ≈ 0.22 at δ = 0.5 makes each fine PLD evaluation expensive
     _, seconds = _named(lambda: _import(A + "pld.pld_noise_multiplier")(2.0, sample_rate=0.01, steps=100, delta=0.5))
     assert seconds < CALL_TIMEOUT
 

@@ -358,3 +358,29 @@ def test_only_that_matches_no_run_is_an_error(tmp_path, capsys):
     assert cli.main(["run", "integrity-tiny", "--only", "only", "--only", "typo", *common]) == 2
     assert not (tmp_path / "res").exists()  # refused before anything ran
     assert cli.main(["run", "integrity-tiny", "--only", "on*", *common]) == 0
+
+
+def test_cached_features_are_verified_and_a_tampered_file_is_recomputed(tmp_path, monkeypatch):
+    """Issue 26 §5 for the ScatterNet feature cache: a digest record is written with the features and checked on
+    load; a changed file is noticed, reported (CacheWarning) and recomputed from the images."""
+    monkeypatch.setenv("DPCORE_DATA", str(tmp_path))
+    calls = []
+
+    def double(x: torch.Tensor) -> torch.Tensor:
+        calls.append(1)
+        return 2 * x
+
+    monkeypatch.setitem(datasets.FEATURES, "double", (double, lambda shape: shape))
+    spec = datasets.DatasetSpec("toy", lambda split: None, (("train", 4), ("test", 4)), (2, 2), 2, (0.0,), (1.0,),
+                                features="double")  # fmt: skip
+    images = np.arange(16, dtype=np.uint8).reshape(4, 2, 2)
+    first, note = datasets._tensor(images, spec, synthetic_ok=False)
+    assert "computed" in note and len(calls) == 1
+    again, note = datasets._tensor(images, spec, synthetic_ok=False)
+    assert "verified" in note and len(calls) == 1 and torch.equal(first, again)
+    path = datasets.feature_cache_path("double", images)
+    torch.save(torch.full_like(first, 7.0), path)  # same shape, other values: only the digest can tell
+    with pytest.warns(arrays_cache.CacheWarning, match="does not match"):
+        rebuilt, note = datasets._tensor(images, spec, synthetic_ok=False)
+    assert len(calls) == 2 and torch.equal(rebuilt, first) and "rejected" in note
+    assert "verified" in datasets._tensor(images, spec, synthetic_ok=False)[1]

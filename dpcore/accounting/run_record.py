@@ -208,7 +208,7 @@ class RunRecord:
         if self.seed is not None:
             if secure:
                 raise ValueError("a record of a secure_rng run must not carry a seed")
-            s(self, "seed", _int("seed", self.seed, minimum=-(2**63)))
+            s(self, "seed", _int("seed", self.seed, minimum=0))  # numpy SeedSequence (the batch plans) refuses < 0
         _optional_str("device", self.device)
         _optional_str("dtype", self.dtype)
         if not isinstance(self.data, str):

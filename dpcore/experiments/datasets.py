@@ -26,8 +26,10 @@ shape: computing them is a one-off cost the dry run does not time), and the retu
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -36,8 +38,11 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from dpcore.data.arrays_cache import CacheWarning
+from dpcore.data.resolve import file_digest
 from dpcore.experiments.adapters import DatasetUnavailable, library_provenance, load_dataset
 from dpcore.experiments.config import RunConfig
+from dpcore.experiments.store import atomic_write_json
 from dpcore.paths import data_dir
 from dpcore.training.sampling import derive_seed
 
@@ -234,8 +239,15 @@ def _tensor(images: np.ndarray, spec: DatasetSpec, synthetic_ok: bool) -> tuple[
     fmap, out_shape = FEATURES[spec.features]
     path = feature_cache_path(spec.features, images)
     name = "data/cache/" + os.path.basename(path)
+    rebuilt = ""
     if os.path.exists(path):
-        return torch.load(path, map_location="cpu", weights_only=True), f"{spec.features} (cached {name})"
+        cached, problem = _verified_features(path, (images.shape[0], *out_shape(tuple(x.shape[1:]))))
+        if cached is not None:
+            return cached, f"{spec.features} (cached {name}, verified)"
+        if synthetic_ok:  # a dry run never spends minutes on the features
+            problem = f"{problem}; not rebuilt in a dry run"
+        warnings.warn(f"{name}: {problem} -- recomputing the features", CacheWarning, stacklevel=2)
+        rebuilt = f"; the cached file was rejected: {problem}"
     if synthetic_ok:
         shape = (images.shape[0], *out_shape(tuple(x.shape[1:])))  # zeros: cheap for 50,000 x 243 x 8 x 8
         return torch.zeros(shape), f"SYNTHETIC (zero) {spec.features} features: {name} is not computed yet"
@@ -244,8 +256,31 @@ def _tensor(images: np.ndarray, spec: DatasetSpec, synthetic_ok: bool) -> tuple[
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     torch.save(feats, tmp)
+    digest = file_digest(tmp, "sha256")
     os.replace(tmp, path)
-    return feats, f"{spec.features} (computed in {time.perf_counter() - start:.0f} s, cached {name})"
+    atomic_write_json(path + ".json", {"sha256": digest, "shape": list(feats.shape), "dtype": str(feats.dtype)})
+    return feats, f"{spec.features} (computed in {time.perf_counter() - start:.0f} s, cached {name}{rebuilt})"
+
+
+def _verified_features(path: str, shape: tuple[int, ...]) -> tuple[Tensor | None, str]:
+    """The cached features at ``path`` if the digest record ``<path>.json`` written with them vouches for the
+    file and the tensor has ``shape``; else ``(None, why)`` (issue 26 §5: nothing cached is trusted unverified)."""
+    side = path + ".json"
+    try:
+        with open(side, encoding="utf-8") as fh:
+            record = json.load(fh)
+        expected = record["sha256"]
+    except FileNotFoundError:
+        return None, "no digest record (written before the cache was verified, or interrupted)"
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, f"digest record {os.path.basename(side)} is unreadable ({type(exc).__name__}: {exc})"
+    got = file_digest(path, "sha256")
+    if got != expected:
+        return None, f"sha256 {got[:16]}… does not match the digest record ({str(expected)[:16]}…)"
+    feats = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(feats, Tensor) or tuple(feats.shape) != shape or not torch.isfinite(feats).all():
+        return None, f"the cached tensor is not finite of shape {shape}"
+    return feats, ""
 
 
 @lru_cache(maxsize=4)

@@ -295,7 +295,8 @@ def _schedule(
             digest = config_hash(run.config)
             if not run.ready or digest in done or digest in busy:
                 continue
-            if not force and store.result_path(run.config).exists():
+            note = lambda m: print(f"{tag} {m}", file=out, flush=True)  # noqa: E731
+            if not force and store.finished(run.config, report=note) is not None:
                 continue
             print(f"{tag} submit {run.name} ({digest})", file=out, flush=True)
             ref = task.remote(exp, run, store, force, datasets.DATASETS.get(run.config.dataset), threads)
@@ -335,7 +336,7 @@ def _remaining(exp: Experiment, profile: str, store: Store, only, done: dict[str
     count = 0
     for r in plan:
         digest = config_hash(r.config)
-        if digest in done or (r.ready and not force and store.result_path(r.config).exists()):
+        if digest in done or (r.ready and not force and store.finished(r.config) is not None):
             continue
         count += 1
     return count

@@ -201,8 +201,8 @@ class TrainConfig:
             check_choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.modelmix is not None and not isinstance(self.modelmix, ModelMixConfig):
             raise ValueError("modelmix must be a ModelMixConfig or None")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral):
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, numbers.Integral) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0 (numpy's SeedSequence seeds batches), got {self.seed!r}")
         self.seed = int(self.seed)
         if not isinstance(self.secure_rng, bool):
             raise ValueError(f"secure_rng must be True or False, got {self.secure_rng!r}")
