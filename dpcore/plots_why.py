@@ -30,9 +30,11 @@ def why_differs_bars(
     *,
     ylabel: str = "value",
     fmt: str = "{:.1f}",
+    missing_text: Sequence[Sequence[str]] | None = None,
 ) -> Axes:
     """Grouped bars on ``ax``: per quantity, ``printed`` then ``ours[r][q]`` for each reading ``r`` (NaN: not run),
-    each of ours annotated with its value and ``eps_text[r][q]`` (e.g. "ε 0.15 (PLD 0.04)")."""
+    each of ours annotated with its value and ``eps_text[r][q]`` (e.g. "ε 0.15 (PLD 0.04)").  ``missing_text[r][q]``
+    (default "not run") is written where ``ours[r][q]`` is NaN, e.g. "n/a" for a reading that has no such run."""
     quantities = [str(q) for q in quantities]
     readings = [str(r) for r in readings]
     if not quantities or not readings:
@@ -45,6 +47,10 @@ def why_differs_bars(
         raise ValueError(f"ours must be {len(readings)} readings × {len(quantities)} quantities, got {mine.shape}")
     if len(eps_text) != len(readings) or any(len(row) != len(quantities) for row in eps_text):
         raise ValueError(f"eps_text must be {len(readings)} readings × {len(quantities)} quantities")
+    if missing_text is None:
+        missing_text = [["not run"] * len(quantities) for _ in readings]
+    if len(missing_text) != len(readings) or any(len(row) != len(quantities) for row in missing_text):
+        raise ValueError(f"missing_text must be {len(readings)} readings × {len(quantities)} quantities")
     colours = sns.color_palette(PALETTE, len(readings) + 1)
     width = 0.8 / (len(readings) + 1)
     pos = np.arange(len(quantities))
@@ -57,7 +63,7 @@ def why_differs_bars(
         x = pos - 0.4 + width * (r + 1.5)
         ax.bar(x, np.where(np.isfinite(mine[r]), mine[r], 0.0), width, label=reading, color=colours[r + 1])
         for q, value in enumerate(mine[r]):
-            text = f"{fmt.format(value)}\n{eps_text[r][q]}" if math.isfinite(value) else "not run"
+            text = f"{fmt.format(value)}\n{eps_text[r][q]}" if math.isfinite(value) else str(missing_text[r][q])
             ax.annotate(text, (x[q], value if math.isfinite(value) else 0.0), ha="center", va="bottom", fontsize=6,
                         xytext=(0, 2), textcoords="offset points", rotation=90)  # fmt: skip
     ax.set_xticks(pos, quantities)

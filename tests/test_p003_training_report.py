@@ -162,3 +162,32 @@ def test_reduced_note_and_provenance_and_validation():
         tr.missing_runs(pd.DataFrame({"run": []}))
     with pytest.raises(ValueError, match="comparison"):
         tr.table3_figure(pd.DataFrame())
+
+
+def _modes(rows):
+    cols = ["run", "status", "sampling_label", "family", "mode", "best_accuracy", "final_accuracy", "clip_norm",
+            "epsilon_paper", "epsilon_claimed", "sigma_effective"]  # fmt: skip
+    return pd.DataFrame(rows, columns=cols)
+
+
+def test_why_differs_frame_puts_each_mode_beside_the_printed_cell_with_the_epsilon_that_ran():
+    modes = _modes([
+        ("mnist/SS/BC/b1024", "done", "SS", "BC", "algorithm1", 0.6286, 0.6275, 0.03, 35.16, 35.16, 2.0),
+        ("mnist/SS/BC/b1024/mode/bc_divided_by_batch", "done", "SS", "BC", "bc_divided_by_batch", 0.98, 0.979, 20.0,
+         9.9e5, 35.16, 2.0 / 2048),
+        ("mnist/SH/IC/b1024/mode/per_tensor", "waiting", "SH", "IC", "per_tensor") + (math.nan,) * 6,
+    ])  # fmt: skip
+    frame = tr.why_differs_frame(modes)
+    assert len(frame) == len(tr.READINGS) * 4
+    row = frame[(frame["reading"] == "bc_divided_by_batch") & (frame["cell"] == "SS BC")].iloc[0]
+    assert row["status"] == "done" and row["best_pct"] == pytest.approx(98.0)
+    assert row["printed_pct"] == TABLE3_PRINTED[("mnist", "SS", "BC")][0] and row["epsilon_A1"] == 9.9e5
+    assert frame[(frame["reading"] == "bc_divided_by_batch") & (frame["cell"] == "SS IC")]["status"].item() == "n/a"
+    assert frame[(frame["reading"] == "per_tensor") & (frame["cell"] == "SH IC")]["status"].item() == "not run"
+    assert tr._mode_eps_text(row) == "ε 9.9e+05 (claimed 35.2)"  # the run's ε first, the claim labelled
+    fig, out = tr.why_differs_figure(modes, title="t")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert any("9.9e+05" in t for t in texts) and "n/a" in texts  # a reading without such a run says so
+    assert "planned, not run yet" in fig.axes[0].get_xlabel() and out.equals(frame)
+    with pytest.raises(ValueError, match="mode_frame"):
+        tr.why_differs_frame(pd.DataFrame({"run": []}))

@@ -66,10 +66,12 @@ class DryRunRow:
 
 
 def cost_key(config: RunConfig) -> tuple:
-    """What the time of one round depends on (model, data shape, clipping, batch, micro-batching, device)."""
+    """What the time of one round depends on (model, data shape, clipping and its scope, batch, micro-batching,
+    device; the noise placement only through whether there is noise)."""
     return (
         config.model, config.model_kwargs, config.dataset, config.clipping, config.batch_size, config.group_size,
         config.engine, config.max_physical_batch, config.device, config.noise_multiplier > 0, config.clients,
+        config.clip_scope,
     )  # fmt: skip
 
 

@@ -13,6 +13,7 @@ Accuracies are compared in percent, as Table 3 prints them.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -35,6 +36,9 @@ __all__ = [
     "table3_figure",
     "fig1_epoch_curves",
     "fig1_best_vs_batch",
+    "READINGS",
+    "why_differs_frame",
+    "why_differs_figure",
 ]
 
 CELL_COLUMNS = ("run", "status", "dataset", "sampling_label", "family", "batch_size", "clip_norm", "best_accuracy",
@@ -316,3 +320,97 @@ def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "") -> tuple[Figure,
     data = pd.concat(plotted, ignore_index=True) if plotted else pd.DataFrame(columns=[*CELL_COLUMNS, "curve"])
     return fig, data[[*CELL_COLUMNS, "curve"]]
 
+
+
+#: The readings of the "why ours differs" figure, in the order of :data:`training.MODES` (one change at a time from
+#: Algorithm 1), with their legend labels.
+READINGS: dict[str, str] = {
+    "algorithm1": "Algorithm 1 as printed (Table 3 cell)",
+    "lr_authors": "+ authors' step-size rule",
+    "per_tensor": "+ per-tensor clipping (a3b48f6)",
+    "authors_8186d9f": "+ noise on the clipped mean / m (8186d9f)",
+    "authors_93f6075": "+ noise / m on the clipped sum (93f6075)",
+    "bc_divided_by_batch": "BC noise σC / |S_b| (cb9d355)",
+    "largeC": "IC, C grid up to 20",
+}
+
+
+def why_differs_frame(modes: pd.DataFrame) -> pd.DataFrame:
+    """One row per (reading, cell) of :func:`training.mode_frame`'s runs (MNIST, |S_b| = 1024): the printed Table 3
+    DP accuracy of the cell's column (a best over five |S_b|: ours is one |S_b|), our best-epoch and final accuracy
+    (%) under that reading, the ε (δ = 1e-5, A_1) of the mechanism that ran, and the paper's claimed ε.
+
+    ``status`` is "done", "not run" (planned, no result yet) or "n/a" (the reading has no run for that family).
+    """
+    from dpcore.papers.p003_shuffling.training import MODE_DATASET
+
+    need = {"run", "status", "sampling_label", "family", "mode", "best_accuracy", "final_accuracy", "clip_norm",
+            "epsilon_paper", "epsilon_claimed", "sigma_effective"}  # fmt: skip
+    if not isinstance(modes, pd.DataFrame) or not need <= set(modes.columns):
+        raise ValueError(f"modes must be a frame from training.mode_frame with columns {sorted(need)}")
+    rows = []
+    for reading in READINGS:
+        for sampling in ("SS", "SH"):
+            for family in ("IC", "BC"):
+                hit = modes[(modes["mode"] == reading) & (modes["sampling_label"] == sampling)
+                            & (modes["family"] == family)]  # fmt: skip
+                row = {"reading": reading, "cell": f"{sampling} {family}", "run": "", "status": "n/a",
+                       "printed_pct": TABLE3_PRINTED[(MODE_DATASET, sampling, family)][0], "best_pct": math.nan,
+                       "final_pct": math.nan, "clip_norm": math.nan, "sigma_effective": math.nan,
+                       "epsilon_A1": math.nan, "epsilon_claimed": math.nan}  # fmt: skip
+                if len(hit):
+                    first = hit.iloc[0]
+                    done = first["status"] == "done"
+                    row.update({"run": first["run"], "status": "done" if done else "not run"})
+                    if done:
+                        row.update({"best_pct": 100.0 * float(first["best_accuracy"]),
+                                    "final_pct": 100.0 * float(first["final_accuracy"]),
+                                    "clip_norm": float(first["clip_norm"]),
+                                    "sigma_effective": float(first["sigma_effective"]),
+                                    "epsilon_A1": float(first["epsilon_paper"]),
+                                    "epsilon_claimed": float(first["epsilon_claimed"])})  # fmt: skip
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def why_differs_figure(modes: pd.DataFrame, *, title: str = "") -> tuple[Figure, pd.DataFrame]:
+    """Paper 003's "why ours differs" bars (MNIST, |S_b| = 1024; issue 21): per cell (SS/SH × IC/BC) the printed
+    Table 3 accuracy, then ours under Algorithm 1 as printed and under each of the authors' practices that ran
+    (:data:`training.MODES`), each bar with the ε of its own mechanism and, where the run's noise is not the nominal
+    one, the paper's claimed ε beside it.  Returns the figure and :func:`why_differs_frame`."""
+    from dpcore.plots_why import why_differs_bars
+
+    frame = why_differs_frame(modes)
+    ran = [r for r in READINGS if (frame[frame["reading"] == r]["status"] == "done").any()]
+    readings = ran or ["algorithm1"]
+    planned = [r for r in READINGS if r not in readings and (frame[frame["reading"] == r]["status"] == "not run").any()]
+    cells = list(dict.fromkeys(frame["cell"]))
+    printed = [float(frame[frame["cell"] == c]["printed_pct"].iloc[0]) for c in cells]
+    ours, eps_text, missing = [], [], []
+    for reading in readings:
+        part = frame[frame["reading"] == reading].set_index("cell")
+        ours.append([float(part.loc[c, "best_pct"]) for c in cells])
+        eps_text.append([_mode_eps_text(part.loc[c]) for c in cells])
+        missing.append([str(part.loc[c, "status"]) for c in cells])
+    fig, axes = new_axes(1, 1, width=12.0, height=5.2)
+    ax = axes[0, 0]
+    why_differs_bars(ax, cells, printed, [READINGS[r] for r in readings], ours, eps_text,
+                     ylabel="best-epoch test accuracy (%)", missing_text=missing)  # fmt: skip
+    ax.set_ylim(0, 135)
+    xlabel = "MNIST, |S_b| = 1024, σ = 2 (printed: Table 3's best over |S_b| ∈ {64 … 1024})"
+    if planned:
+        xlabel += "\n" + textwrap.fill("planned, not run yet: " + "; ".join(READINGS[r] for r in planned), 130)
+    ax.set_xlabel(xlabel)
+    if title:
+        ax.set_title(title)
+    return fig, frame
+
+
+def _mode_eps_text(row: Mapping[str, Any]) -> str:
+    if row["status"] != "done":
+        return ""
+    text = f"ε {_eps(row['epsilon_A1'])}"
+    claimed = float(row["epsilon_claimed"])
+    if math.isfinite(claimed) and not math.isclose(claimed, float(row["epsilon_A1"]), rel_tol=1e-6):
+        text += f" (claimed {_eps(claimed)})"
+    return text
