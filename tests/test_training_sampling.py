@@ -107,3 +107,21 @@ def test_plan_validation():
         BatchPlan("poisson", 10, 0)
     with pytest.raises(ValueError, match="non-empty"):
         BatchPlan("poisson", 10, [])
+
+
+def test_seeded_default_rng_draws_as_manual_seed_did_and_restores_the_global_state():
+    """Issue 25: the per-round seeding of the trainer seeds only the default generator; a CPU run is bit-identical
+    to the former fork_rng + torch.manual_seed, and the caller's random state is untouched."""
+    import torch
+
+    from dpcore.training.sampling import derive_seed, seeded_default_rng
+
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    with seeded_default_rng(3, "model", 5):
+        ours = (torch.rand(6), torch.nn.functional.dropout(torch.ones(8), 0.5, training=True))
+    assert torch.equal(torch.random.get_rng_state(), before)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed(3, "model", 5))
+        former = (torch.rand(6), torch.nn.functional.dropout(torch.ones(8), 0.5, training=True))
+    assert all(torch.equal(a, b) for a, b in zip(ours, former, strict=True))

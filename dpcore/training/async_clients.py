@@ -35,7 +35,7 @@ from dpcore.training.integrity import (
     field_defaults,
     model_fingerprint,
 )
-from dpcore.training.sampling import BatchPlan, derive_seed, make_generator
+from dpcore.training.sampling import BatchPlan, derive_seed, make_generator, seeded_default_rng
 from dpcore.training.schedules import schedule_from_dict
 from dpcore.training.trainer import (
     LossFn,
@@ -174,8 +174,7 @@ class AsyncTrainer:
             x, y = self.data[j]
             priv = self.privatizers[j]
             idx = self.plans[j].indices(i).to(self.device)
-            with torch.random.fork_rng(devices=[self.device] if self.device.type == "cuda" else []):
-                torch.manual_seed(derive_seed(priv.config.seed, "model", i))
+            with seeded_default_rng(priv.config.seed, "model", i, device=self.device):
                 u = priv.gradient(x[idx], y[idx], i, self.plans[j].size(i))
             if not all(bool(torch.isfinite(g).all()) for g in u):
                 raise NonFiniteError(f"step {i}, client {j}: the loss or the noisy update is not finite; run stopped")

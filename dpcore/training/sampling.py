@@ -19,7 +19,8 @@ resumed run draws exactly the batches an uninterrupted run draws, whatever the d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,7 @@ import torch
 from dpcore.accounting.events import SAMPLINGS
 from dpcore.validation import check_choice, check_positive_int
 
-__all__ = ["SAMPLINGS", "BatchPlan", "derive_seed", "make_generator"]
+__all__ = ["SAMPLINGS", "BatchPlan", "derive_seed", "make_generator", "seeded_default_rng"]
 
 
 
@@ -47,6 +48,25 @@ def make_generator(seed: int, *keys: int | str, device: str | torch.device = "cp
     gen = torch.Generator(device=device)
     gen.manual_seed(derive_seed(seed, *keys))
     return gen
+
+
+@contextmanager
+def seeded_default_rng(seed: int, *keys: int | str, device: str | torch.device = "cpu") -> Iterator[None]:
+    """Run the block with torch's default generator of ``device`` seeded with :func:`derive_seed` (what dropout and
+    other random layers draw from), and restore that generator's state afterwards.
+
+    The same draws as ``torch.random.fork_rng`` + ``torch.manual_seed(derive_seed(...))`` on that device (a CPU run
+    seeded either way is bit-identical), at about a fifth of the cost: only the one generator is seeded, saved and
+    restored (0.064 vs 0.353 ms per call measured on the 2-core CPU, issue 25), not every backend's.
+    """
+    dev = torch.device(device)
+    gen = torch.cuda.default_generators[dev.index or 0] if dev.type == "cuda" else torch.default_generator
+    state = gen.get_state()
+    gen.manual_seed(derive_seed(seed, *keys))
+    try:
+        yield
+    finally:
+        gen.set_state(state)
 
 
 @dataclass

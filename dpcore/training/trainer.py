@@ -53,7 +53,7 @@ from dpcore.training.integrity import (
 )
 from dpcore.training.modelmix import mix
 from dpcore.training.persample import LossFn, clipped_group_sum
-from dpcore.training.sampling import BatchPlan, derive_seed, make_generator
+from dpcore.training.sampling import BatchPlan, make_generator, seeded_default_rng
 from dpcore.training.schedules import LRSchedule, schedule_from_dict
 
 __all__ = [
@@ -434,9 +434,7 @@ class Trainer:
         planned = self.plan.size(k)
         idx = self.plan.indices(k).to(self.device)
         lr = self.schedule.lr(k, self.samples)
-        cuda = [self.device] if self.device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda):
-            torch.manual_seed(derive_seed(cfg.seed, "model", k))  # dropout etc.: per-round seed
+        with seeded_default_rng(cfg.seed, "model", k, device=self.device):  # dropout etc.: per-round seed
             grads = self.privatizer.gradient(self.x[idx], self.y[idx], k, planned)
         if cfg.modelmix is not None:
             assert self.previous is not None
