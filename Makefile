@@ -17,22 +17,40 @@ export PYTHONHASHSEED := 0
 DATA_MIRROR ?= $(or $(DPCORE_DATA_MIRROR),$(if $(wildcard ../shared/data),../shared/data,))
 export DPCORE_DATA_MIRROR := $(if $(strip $(DATA_MIRROR)),$(abspath $(DATA_MIRROR)),)
 
-.PHONY: figures test lab bench lint venv clean
+.PHONY: figures test lab bench lint venv clean chromium explore docs
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench,scale]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,bench,scale,docs]'
 	@touch $(STAMP)
 
 figures: $(STAMP)
 	$(PY) -m dpcore.runner --profile $(PROFILE) --nb '$(NB)'
 
-test: $(STAMP)
+# Browser tests (tests/browser/) drive Debian's Chromium through Playwright (which cannot download its own
+# browser here): install it once when it is missing and we are root; otherwise say why the browser tests skip.
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium (apt-get) for the browser tests"; \
+	  (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium)) >/dev/null; \
+	else echo "chromium: $(CHROMIUM) is missing and we are not root: the browser tests will skip (apt-get install chromium)"; fi
+
+# pytest-xdist: one worker per core (each at 1 torch thread, tests/conftest.py); a test file -- and so a notebook's
+# cells, which share one kernel -- always runs whole on one worker (--dist loadfile). TEST_WORKERS=0: serial.
+TEST_WORKERS ?= auto
+XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
+test: $(STAMP) chromium
+	@mkdir -p build && date +%s > build/.test-start
+	$(PY) -m pytest --doctest-modules dpcore --doctest-glob=README.md README.md -p no:cacheprovider --timeout 900 -q $(XDIST)  # docstring + README examples
 	$(PY) -m dpcore.runner --prepare-nbval build/nbval
-	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900 --durations=25
+	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900 --durations=25 $(XDIST)
 	$(PY) -m dpcore.runner --check-claims build/nbval/figures
+	@echo "make test: tests took $$(( $$(date +%s) - $$(cat build/.test-start) )) s wall ($(TEST_WORKERS) workers; install excluded)"
 
 lint: $(STAMP)
 	$(PY) -m ruff check dpcore tests benchmarks
@@ -43,6 +61,17 @@ bench: $(STAMP)
 # Jupyter generates a random token and prints the full URL with it.
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
+
+# The explorer notebooks (notebooks/explore/) as dashboards, code hidden; outputs go to build/scratch/, never figures/.
+EXPLORE_PORT ?= 8866
+explore: $(STAMP)
+	@echo "explorers: http://127.0.0.1:$(EXPLORE_PORT)/ (Ctrl-C stops the server)"
+	$(VENV)/bin/voila --no-browser --Voila.ip=127.0.0.1 --port=$(EXPLORE_PORT) --strip_sources=True notebooks/explore
+
+# The documentation site -> build/docs/index.html (docs/build_site.py: from figures/, the claims and the
+# notebooks of the last `make figures`; never trains; Sphinx warnings are errors; writes nothing tracked).
+docs: $(STAMP)
+	$(PY) docs/build_site.py --out build/docs --src build/docs-src
 
 clean:
 	rm -rf build

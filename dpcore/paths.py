@@ -1,7 +1,10 @@
 """Where things live in a checkout (data, figures, build outputs, notebooks) and how files are written.
 
 Each profile has its own figures folder, so the quick and the paper profile never overwrite each
-other: ``figures/`` for ``quick`` (committed) and ``figures/paper/`` for ``paper``.
+other: ``figures/`` for ``quick`` (committed) and ``figures/paper/`` for ``paper``.  Only the runner
+(``make figures``, :mod:`dpcore.runner`) writes there: it passes the folder to every notebook.  A notebook
+run anywhere else (JupyterLab, Voilà, a script) writes into :func:`scratch_dir` (``build/scratch/<profile>/``,
+git-ignored) instead.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ __all__ = [
     "figures_dir",
     "profile_figures_dir",
     "build_dir",
+    "scratch_dir",
     "notebooks_dir",
     "atomic_path",
     "atomic_write_text",
@@ -59,6 +63,16 @@ def profile_figures_dir(profile: str, root: str | os.PathLike | None = None) -> 
 def build_dir() -> Path:
     """``build/`` of the checkout: executed notebooks and scratch (git-ignored)."""
     return repo_root() / "build"
+
+
+def scratch_dir(profile: str = "quick") -> Path:
+    """``build/scratch/<profile>/``: where a notebook run outside the runner writes (never ``figures/``).
+
+    :class:`dpcore.report.Report` uses it when it is not given a ``figures_dir`` (the runner always gives one).
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    return build_dir() / "scratch" / profile
 
 
 def notebooks_dir() -> Path:

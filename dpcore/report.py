@@ -15,8 +15,12 @@ A notebook typically does::
     report.check(CLAIMS["fig2.delta_eps1.q0.1"], ours)
     report.save_claims()
 
-Without ``figures_dir`` the profile's folder is used: ``figures/`` for ``quick`` and
-``figures/paper/`` for ``paper`` (see :func:`dpcore.paths.profile_figures_dir`).
+Only the runner writes the committed folders: ``make figures`` (:mod:`dpcore.runner`) passes each notebook
+its ``figures_dir`` (``figures/`` for ``quick``, ``figures/paper/`` for ``paper``: see
+:func:`dpcore.paths.profile_figures_dir`; ``make test`` passes ``build/nbval/figures``).  Without
+``figures_dir`` -- a notebook opened in JupyterLab or Voilà, a script -- a report writes into the git-ignored
+scratch folder ``build/scratch/<profile>/`` (:func:`dpcore.paths.scratch_dir`) and prints a line saying so, so
+exploring never changes a committed file.
 
 Repeatable outputs: re-running an unchanged notebook on the same kind of machine writes byte-identical
 files (``make figures`` leaves ``git status`` clean):
@@ -53,7 +57,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dpcore.claims import Claim, ClaimsLog, ClaimSpec
-from dpcore.paths import PROFILES, atomic_path, build_dir, profile_figures_dir
+from dpcore.paths import PROFILES, atomic_path, build_dir, scratch_dir
 from dpcore.validation import check_choice
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -303,7 +307,8 @@ def repeatable_torch() -> None:
 
 
 class Report:
-    """Output folder of one notebook: ``<figures_dir>/<folder>/``.
+    """Output folder of one notebook: ``<figures_dir>/<folder>/``, or ``build/scratch/<profile>/<folder>/`` when
+    ``figures_dir`` is None or empty (not run by the runner; ``scratch`` is then True).
 
     ``reduced`` marks a run at reduced scale (set it from the profile's parameters);
     ``reduced_note`` says how (e.g. "MNIST test set, 2 epochs"); ``provenance`` is a short text
@@ -326,8 +331,15 @@ class Report:
         if not isinstance(provenance, str) or not isinstance(reduced_note, str):
             raise ValueError("provenance and reduced_note must be strings")
         self.profile = check_choice("profile", profile, PROFILES)
-        root = Path(figures_dir) if figures_dir else profile_figures_dir(self.profile)
+        self.scratch = not figures_dir  # outside the runner: never the committed figures/
+        root = Path(figures_dir) if figures_dir else scratch_dir(self.profile)
         self.out_dir = root / folder
+        if self.scratch:
+            print(
+                f"dpcore: not run by `make figures`: figures and claims of {folder}/{notebook} go to the scratch "
+                f"folder {self.out_dir} (git-ignored); only the runner writes figures/",
+                flush=True,
+            )
         self.notebook = notebook
         self.reduced = bool(reduced)
         self.reduced_note = reduced_note

@@ -21,6 +21,11 @@ does not follow from the specification, an unknown or duplicate key, a row of an
 or incomplete: every notebook reports every claim it owns (:func:`dpcore.papers.notebook_claims`)
 at every profile, ``not-run`` with the reason where it does not compute it.
 
+Explorer notebooks (``notebooks/explore/``, keys ``explore/<topic>``: :data:`EXPLORER_FOLDER`, :func:`is_explorer`)
+are a category of their own: interactive views (``dpcore.explore``, served by ``make explore``) that check no paper
+claim and write no file.  The runner executes them like every notebook (headless, they render their default state
+as a static figure), the coverage check expects no claims from them and reports any they write.
+
 ``python -m dpcore.runner --prepare-nbval DIR`` writes quick-profile parameterised copies of
 every notebook under ``DIR`` for nbval; their claims go to ``DIR/figures``.
 
@@ -53,6 +58,8 @@ from dpcore.paths import PROFILES, atomic_write_text, build_dir, figures_dir, no
 from dpcore.validation import check_choice
 
 __all__ = [
+    "EXPLORER_FOLDER",
+    "is_explorer",
     "ClaimsProblem",
     "discover",
     "load_profile",
@@ -88,6 +95,13 @@ REPEATABLE_ENV = {
     "DPCORE_REPEATABLE": "1",
 }
 _GLOB_CHARS = set("*?[")
+#: the folder of the explorer notebooks under notebooks/: they report no claims (see the module docstring)
+EXPLORER_FOLDER = "explore"
+
+
+def is_explorer(key: str) -> bool:
+    """Whether the notebook ``key`` (e.g. ``explore/dpsgd``) is an explorer: no claims, no files."""
+    return key.split("/", 1)[0] == EXPLORER_FOLDER
 
 
 @dataclass
@@ -455,7 +469,9 @@ def coverage_problems(
                 + ", ".join(missing[:6])
                 + (" ..." if len(missing) > 6 else "")
             )
-        if extra:
+        if is_explorer(notebook) and rows:
+            problems.append(f"{notebook}: an explorer notebook reports claims ({len(rows)}): explorers check none")
+        elif extra:
             problems.append(f"{notebook}: reports claims another notebook (or none) owns: " + ", ".join(extra[:6]))
     for notebook in sorted(set(ran)):
         if owned.get(notebook) and notebook not in by_notebook:

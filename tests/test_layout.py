@@ -3,7 +3,9 @@
 * the library (everything outside ``dpcore.papers``) never imports a paper package;
 * a paper package imports the library and never another paper package;
 * no two modules import each other, directly or through a chain (package ``__init__`` re-exports aside);
-* ``dpcore.accounting`` holds no module named after a paper.
+* ``dpcore.accounting`` holds no module named after a paper;
+* ``dpcore.explore`` (the explorers) is a presentation layer like the notebooks: it may import the library and any
+  paper package, and nothing outside it imports it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "dpcore"
 PAPERS = "dpcore.papers"
+EXPLORE = "dpcore.explore"
 
 
 def _module_name(path: Path) -> str:
@@ -57,7 +60,17 @@ def test_the_papers_package_exists():
     assert expected <= {_paper_of(m) for m in MODULES if _paper_of(m)}
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if _paper_of(m) is None))
+def _is_explore(module: str) -> bool:
+    return module == EXPLORE or module.startswith(EXPLORE + ".")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if not _is_explore(m)))
+def test_nothing_outside_the_explorers_imports_them(module):
+    bad = sorted(m for m in GRAPH[module] if _is_explore(m))
+    assert not bad, f"{module} imports the explorers (a presentation layer): {bad}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _paper_of(m) is None and not _is_explore(m)))
 def test_library_never_imports_a_paper_package(module):
     bad = sorted(m for m in GRAPH[module] if m.startswith(PAPERS + "."))
     assert not bad, f"{module} (library) imports paper code: {bad}"

@@ -121,10 +121,17 @@ def test_check_uses_profile_and_reduced(tmp_path):
     assert not hasattr(report, "record")
 
 
-def test_default_folder_depends_on_profile(monkeypatch, tmp_path):
+def test_default_folder_is_the_scratch_folder_of_the_profile(monkeypatch, tmp_path, capsys):
+    """Outside the runner (no figures_dir) a report never writes figures/: build/scratch/<profile>/ instead."""
     monkeypatch.setenv("DPCORE_ROOT", str(tmp_path))
-    assert Report("a", "nb").out_dir == tmp_path / "figures" / "a"
-    assert Report("a", "nb", profile="paper").out_dir == tmp_path / "figures" / "paper" / "a"
+    quick = Report("a", "nb")
+    assert quick.out_dir == tmp_path / "build" / "scratch" / "quick" / "a" and quick.scratch
+    assert "scratch" in capsys.readouterr().out
+    assert Report("a", "nb", profile="paper").out_dir == tmp_path / "build" / "scratch" / "paper" / "a"
+    assert "scratch/paper/a" in capsys.readouterr().out
+    given = Report("a", "nb", figures_dir=tmp_path / "figures")  # what the runner does
+    assert given.out_dir == tmp_path / "figures" / "a" and not given.scratch
+    assert capsys.readouterr().out == ""
 
 
 def test_failed_write_leaves_previous_file(tmp_path):

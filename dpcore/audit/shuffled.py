@@ -78,8 +78,8 @@ def _linear_loss(out: Tensor, y: Tensor) -> Tensor:
 
 @dataclass(frozen=True)
 class ShuffleSetting:
-    """One shuffled BC or MC configuration: |S_b| = ``batch_size``, b = ``rounds_per_epoch`` batches per epoch
-    (N = b·|S_b|), E = ``epochs``, σ, C, and for mixed clipping the group size s (m = |S_b|/s groups)."""
+    """One shuffled BC or MC configuration: ``|S_b|`` = ``batch_size``, b = ``rounds_per_epoch`` batches per epoch
+    (N = b·``|S_b|``), E = ``epochs``, σ, C, and for mixed clipping the group size s (m = ``|S_b|``/s groups)."""
 
     clipping: str
     batch_size: int

@@ -95,7 +95,7 @@ class RunConfig:
       the whole test split), ``eval_split`` (evaluated after every epoch), ``data_seed``.
     * Mechanism: ``sampling`` ("shuffle" = paper 003's SH, "fixed" = its SS, "poisson"), ``clipping``
       ("individual" s = 1, "batch" m = 1, "mixed" with ``group_size`` s, "none" non-private),
-      ``batch_size`` |S_b| = m·s, ``clip_norm`` C (``None`` when non-private), ``noise_multiplier`` σ,
+      ``batch_size`` ``|S_b|`` = m·s, ``clip_norm`` C (``None`` when non-private), ``noise_multiplier`` σ,
       ``noise_convention`` ("replace_one": N(0, (2Cσ)²) of Algorithm 1 line 22).
     * Optimisation: plain SGD with ``lr`` and ``lr_rule`` / ``lr_decay``, ``epochs``.
     * Execution: ``engine``, ``max_physical_batch`` (micro-batches; never changes the result beyond

@@ -44,11 +44,14 @@ class SiloPool:
 
     Parameters
     ----------
-    features : array [T, N, n_max, d]   records of silo i in trial t (rows ≥ sizes[t, i] are padding)
-    labels : array [T, N, n_max]
-    sizes : int array [T, N]            n_i (public: it sets δ_i = 1/n_i²)
+    features : array of shape [T, N, n_max, d]
+        records of silo i in trial t (rows ≥ sizes[t, i] are padding)
+    labels : array of shape [T, N, n_max]
+    sizes : int array of shape [T, N]
+        n_i (public: it sets δ_i = 1/n_i²)
     loss : :class:`~dpcore.federated.models.GLMLoss`
-    seed : int                           seeds the silos' own generators (minibatches and noise)
+    seed : int
+        seeds the silos' own generators (minibatches and noise)
     """
 
     __slots__ = ("_x", "_y", "_xnorm", "_sizes", "_loss", "_sample_gen", "_noise_gen", "dtype")

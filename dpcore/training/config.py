@@ -285,7 +285,7 @@ class TrainConfig:
     def round_noise_std(self, batch_size: int) -> float:
         """Per-coordinate std of the noise added to the clipped statistic of a round of ``batch_size`` (before the
         division by D): κCσ for ``"algorithm1"``, κCσ/m for the authors' 8186d9f and 93f6075 placements,
-        Cσ/|S_b| for ``"bc_divided_by_batch"`` (:data:`NOISE_PLACEMENTS`)."""
+        Cσ/``|S_b|`` for ``"bc_divided_by_batch"`` (:data:`NOISE_PLACEMENTS`)."""
         std = self.noise_std
         if self.noise_placement in ("authors_8186d9f", "authors_93f6075"):
             return std / self.groups(batch_size)

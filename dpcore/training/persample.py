@@ -514,7 +514,7 @@ def _vmap_group_grads(model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, s
 def per_group_gradients(
     model: nn.Module, loss_fn: LossFn, x: Tensor, y: Tensor, group_size: int, *, engine: str = "vmap"
 ) -> list[Tensor]:
-    """Unclipped group-mean gradients a_h, stacked: list over trainable parameters of (m, *shape).
+    """Unclipped group-mean gradients a_h, stacked: list over trainable parameters of ``(m, *shape)``.
 
     ``engine="vmap"`` uses ``torch.func``; ``engine="loop"`` one backward per group (reference).
     """

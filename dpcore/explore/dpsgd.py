@@ -1,0 +1,228 @@
+"""Explorer 1: ε of DP-SGD against steps, every accountant side by side, and the inverse (σ for a target ε).
+
+DP-SGD (Abadi et al., CCS 2016, Algorithm 1) is the subsampled Gaussian mechanism composed over T steps; the
+accountants are those of :mod:`dpcore.accounting.dpsgd`: PLD (Doroshenko et al. 2022; Poisson only), RDP with the
+conversion of Balle et al. 2020 (Thm 21), RDP with Mironov 2017 (Prop. 3) -- all rigorous upper bounds -- and the
+GDP central limit theorem (Bu, Dong, Long, Su 2020, Thm 5; Dong, Roth, Su 2022, Cor. 5.4), which is APPROXIMATE.
+Sampling: Poisson (add/remove neighbours) or fixed-size batches without replacement (replace-one neighbours;
+Wang, Balle, Kasiviswanathan 2019, Thm 9).
+
+Speed (every value is the library's, only evaluated at fewer points): RDP composes additively, so the one-step
+RDP curve (:func:`dpcore.accounting.rdp.rdp_curve`) is computed once per (σ, q, n, sampling) and cached, and ε at
+every T is ``rdp_to_epsilon(T · curve)`` -- exactly what :func:`~dpcore.accounting.dpsgd.dpsgd_epsilon` computes.
+The PLD accountant costs about 0.2 s per point, so it is evaluated at T only (said on the widget).  The inverse
+(:func:`inverse`) runs the library's calibrator (:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, tolerance
+:data:`INVERSE_RTOL`) with the method chosen, cached per input; it takes 0.5-10 s, so it runs when its button is
+pressed, not on every change.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from dpcore.accounting import dpsgd as acc
+from dpcore.accounting import fdp, gaussian
+from dpcore.accounting.events import effective_noise_multiplier
+from dpcore.accounting.pld import pld_epsilon
+from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
+from dpcore.explore.widgets import Explorer, View
+from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_range
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "DEFAULTS", "CURVE_POINTS", "PLD_POINTS", "INVERSE_RTOL", "INVERSE_METHODS",
+    "compute", "inverse", "rdp_epsilons", "draw", "build",
+]  # fmt: skip
+
+DEFAULTS: dict[str, Any] = dict(
+    sigma=1.1, batch_size=256, dataset_size=60_000, delta=1e-5, epochs=60, sampling="poisson",
+    target_epsilon=2.0, inverse_method="rdp",
+)  # fmt: skip
+CURVE_POINTS = 16  # steps at which RDP and GDP are drawn
+PLD_POINTS = 1  # the PLD accountant is evaluated at T only (about 0.2 s per point)
+INVERSE_RTOL = 1e-2  # relative tolerance of the σ calibration shown on the widget
+INVERSE_METHODS = acc.METHODS
+
+
+def _methods(sampling: str) -> tuple[str, ...]:
+    return ("pld", "rdp", "rdp-mironov", "gdp") if sampling == "poisson" else ("rdp", "rdp-mironov", "gdp")
+
+
+@functools.lru_cache(maxsize=64)
+def _one_step_rdp(sigma: float, q: float, n: int, sampling: str) -> np.ndarray:
+    """The RDP of one step at :data:`RDP_ORDERS` (cached: the slow part of fixed-size sampling)."""
+    if sampling == "fixed":
+        curve = rdp_curve(sigma, steps=1, sampling="fixed", dataset_size=n, batch_size=round(q * n))
+    else:
+        curve = rdp_curve(sigma, steps=1, sample_rate=q)
+    return np.asarray(curve, dtype=float)
+
+
+def rdp_epsilons(sigma: float, *, q: float, n: int, sampling: str, steps: list[int], delta: float, method: str):
+    """ε of ``method`` ("rdp" or "rdp-mironov") after each entry of ``steps``, from the cached one-step RDP."""
+    one = _one_step_rdp(sigma, q, n, sampling)
+    conversion = "mironov" if method == "rdp-mironov" else "balle"
+    out = []
+    for t in steps:
+        curve = t * one
+        curve = np.where((curve < 0) & (curve > -1e-12), 0.0, curve)  # as dpsgd_epsilon: clear -1e-26 round-off
+        out.append(float(rdp_to_epsilon(RDP_ORDERS, curve, delta, conversion=conversion)))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _pld(z: float, q: float, steps: int, delta: float) -> float:
+    return float(pld_epsilon(z, sample_rate=q, steps=steps, delta=delta))
+
+
+@functools.lru_cache(maxsize=256)
+def _inverse(target: float, q: float, steps: int, delta: float, method: str, sampling: str, n: int) -> float:
+    return float(
+        acc.dpsgd_noise_multiplier(
+            target, sample_rate=q, steps=steps, delta=delta, method=method, sampling=sampling, dataset_size=n,
+            rtol=INVERSE_RTOL,
+        )
+    )  # fmt: skip
+
+
+def _inputs(sigma: float, batch_size: int, dataset_size: int, delta: float, epochs: int, sampling: str):
+    sigma = check_range("sigma", sigma, *acc.NOISE_MULTIPLIER_RANGE)
+    n = check_positive_int("dataset_size", dataset_size)
+    b = check_positive_int("batch_size", batch_size, maximum=n)
+    delta = check_open_unit("delta", delta)
+    epochs = check_positive_int("epochs", epochs, maximum=10_000)
+    check_choice("sampling", sampling, ("poisson", "fixed"))
+    return sigma, n, b, delta, int(round(epochs * n / b))
+
+
+def compute(
+    *,
+    sigma: float,
+    batch_size: int,
+    dataset_size: int,
+    delta: float,
+    epochs: int,
+    sampling: str,
+    target_epsilon: float = DEFAULTS["target_epsilon"],
+    inverse_method: str = DEFAULTS["inverse_method"],
+) -> View:
+    """ε after T = epochs·n/b steps (and along the way) under every accountant the sampling supports.
+
+    Values: ``eps[<method>]`` at T (``gdp`` approximate), ``steps`` (T) and ``sample_rate`` (q = b/n).
+    ``target_epsilon`` and ``inverse_method`` are the inverse's (:func:`inverse`), accepted and ignored here.
+    """
+    sigma, n, b, delta, steps_total = _inputs(sigma, batch_size, dataset_size, delta, epochs, sampling)
+    q = b / n
+    grid = sorted({max(1, int(round(x))) for x in np.linspace(steps_total / CURVE_POINTS, steps_total, CURVE_POINTS)})
+    z = effective_noise_multiplier(sigma, sampling, "standard")
+    curves: dict[str, tuple[list[int], list[float]]] = {}
+    for method in _methods(sampling):
+        if method in ("rdp", "rdp-mironov"):
+            curves[method] = (grid, rdp_epsilons(sigma, q=q, n=n, sampling=sampling, steps=grid, delta=delta,
+                                                 method=method))  # fmt: skip
+        elif method == "gdp":
+            curves[method] = (grid, [float(gaussian.epsilon_from_mu(fdp.clt_mu(z, q, t, sampling), delta))
+                                     for t in grid])  # fmt: skip
+        else:
+            pts = sorted({max(1, int(round(steps_total * k / PLD_POINTS))) for k in range(1, PLD_POINTS + 1)})
+            curves[method] = (pts, [_pld(z, q, t, delta) for t in pts])
+    values: dict[str, float] = {"steps": float(steps_total), "sample_rate": q}
+    labels = {"steps": "steps T = epochs·n/b", "sample_rate": "sampling rate q = b/n"}
+    for method, (_, eps) in curves.items():
+        values[f"eps[{method}]"] = eps[-1]
+        labels[f"eps[{method}]"] = f"ε at T, {method} ({acc.method_label(method)})"
+    notes = [
+        "rigorous: PLD, RDP (Balle et al. 2020 conversion), RDP (Mironov 2017); approximate: GDP CLT "
+        "(may be below the true ε at finite T)",
+    ]
+    if sampling == "poisson":
+        notes.append("PLD (about 0.2 s per evaluation) evaluated at T only: the marker")
+    else:
+        notes.append("fixed-size batches: PLD not available; RDP by Wang et al. 2019, Thm 9 (first change of σ, q or "
+                     "n takes about 0.7 s, then cached)")  # fmt: skip
+    title = f"DP-SGD, σ={sigma:g}, q={b}/{n}, δ={delta:g}, {sampling} sampling"
+    return View(values=values, labels=labels, notes=tuple(notes), data=curves, title=title)
+
+
+def inverse(
+    *,
+    sigma: float,
+    batch_size: int,
+    dataset_size: int,
+    delta: float,
+    epochs: int,
+    sampling: str,
+    target_epsilon: float,
+    inverse_method: str,
+) -> View:
+    """σ for which ``inverse_method`` gives ε ≤ ``target_epsilon`` after T = epochs·n/b steps
+    (:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, relative tolerance :data:`INVERSE_RTOL`).
+
+    Value ``sigma_for_target`` (``nan`` where the method cannot account for the sampling: PLD with fixed-size
+    batches).  ``sigma`` is validated and otherwise unused.  Seconds for fixed-size RDP: run on demand.
+    """
+    _, n, b, delta, steps_total = _inputs(sigma, batch_size, dataset_size, delta, epochs, sampling)
+    target = check_positive("target_epsilon", target_epsilon)
+    method = check_choice("inverse_method", inverse_method, INVERSE_METHODS)
+    label = f"σ for ε = {target:g} after T = {steps_total} steps ({method}, {acc.method_label(method)})"
+    if method not in _methods(sampling):
+        note = f"{method} cannot account for {sampling} sampling"
+        return View(values={"sigma_for_target": math.nan}, labels={"sigma_for_target": label}, notes=(note,))
+    value = _inverse(target, b / n, steps_total, delta, method, sampling, n)
+    note = f"calibrated by dpsgd_noise_multiplier to a relative tolerance of {INVERSE_RTOL:g}"
+    return View(values={"sigma_for_target": value}, labels={"sigma_for_target": label}, notes=(note,))
+
+
+def draw(view: View, fig: Figure) -> None:
+    """ε against steps, one line per accountant (approximate ones dashed, coarse PLD as markers)."""
+    ax = fig.add_subplot(1, 1, 1)
+    for method, (steps, eps) in view.data.items():
+        style = dict(ls="--") if method in acc.APPROXIMATE else {}
+        marker = "o" if method == "pld" else None
+        ax.plot(steps, eps, marker=marker, label=f"{method} ({acc.method_label(method)})", **style)
+    ax.set_xlabel("steps T")
+    ax.set_ylabel("ε")
+    ax.set_title(view.title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def build(**overrides: Any) -> Explorer:
+    """The DP-SGD explorer with the controls at :data:`DEFAULTS` (``overrides`` change a default)."""
+    import ipywidgets as w
+
+    v = {**DEFAULTS, **overrides}
+    style = {"description_width": "10em"}
+    layout = w.Layout(width="26em")
+    common = dict(continuous_update=False, style=style, layout=layout)
+    controls = {
+        "sigma": w.FloatLogSlider(value=v["sigma"], base=10, min=-0.5, max=1.3, step=0.01,
+                                  description="noise σ", readout_format=".3g", **common),
+        "batch_size": w.IntSlider(value=v["batch_size"], min=16, max=4096, step=16, description="batch size b",
+                                  **common),
+        "dataset_size": w.IntSlider(value=v["dataset_size"], min=1_000, max=200_000, step=1_000,
+                                    description="dataset size n", **common),
+        "delta": w.FloatLogSlider(value=v["delta"], base=10, min=-9, max=-2, step=0.5, description="δ",
+                                  readout_format=".0e", **common),
+        "epochs": w.IntSlider(value=v["epochs"], min=1, max=200, description="epochs", **common),
+        "sampling": w.ToggleButtons(options=["poisson", "fixed"], value=v["sampling"], description="sampling",
+                                    style=style),
+        "target_epsilon": w.FloatSlider(value=v["target_epsilon"], min=0.1, max=20.0, step=0.1,
+                                        description="target ε (inverse)", **common),
+        "inverse_method": w.Dropdown(options=list(INVERSE_METHODS), value=v["inverse_method"],
+                                     description="inverse by", style=style),
+    }  # fmt: skip
+    return Explorer(
+        "DP-SGD: ε against steps under every accountant",
+        controls,
+        compute,
+        draw,
+        intro="Rigorous accountants are solid lines, the approximate GDP CLT is dashed.",
+        on_demand=("σ for the target ε", inverse),
+    )

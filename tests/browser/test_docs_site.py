@@ -1,0 +1,178 @@
+"""The documentation site in a real browser: build it (``docs/build_site.py``, as ``make docs`` does) into a
+temporary folder, serve it on 127.0.0.1, open every page in Chromium (Playwright) and check that no page
+logs a console error or a page error, that no same-origin request fails, that every image loads, and that
+every internal link (and its #fragment) points at something that exists.
+
+Chromium and the session's ``browser`` come from ``tests/browser/conftest.py`` (it installs Chromium with
+``make chromium`` when missing, and skips, saying why, only when it cannot).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urldefrag, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def docs_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built from this checkout into a temporary folder (never into build/docs)."""
+    base = tmp_path_factory.mktemp("docs")
+    out, src = base / "html", base / "src"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "docs" / "build_site.py"), "--out", str(out), "--src", str(src)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    output = f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    assert proc.returncode == 0, f"docs build failed (exit {proc.returncode}):\n{output}"
+    assert (out / "index.html").is_file()
+    return out
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A browser that closes a connection early (page left while loading) is no error of the site."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+@pytest.fixture(scope="module")
+def docs_url(docs_build: Path) -> Iterator[str]:
+    """Serve the built site on 127.0.0.1 at a free port (port 0: the OS picks it); always stopped."""
+    handler = functools.partial(_QuietHandler, directory=str(docs_build))
+    server = _Server(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def _pages(site: Path) -> list[str]:
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if "_static" not in p.parts)
+
+
+def _visit(browser, url: str) -> dict:  # noqa: ANN001
+    """Open one page; what went wrong on it, its images, links and element ids."""
+    context = browser.new_context()
+    page = context.new_page()
+    problems: list[str] = []
+    origin = f"{urlsplit(url).scheme}://{urlsplit(url).netloc}"
+    page.on(
+        "console",
+        lambda msg: (
+            problems.append(f"console {msg.type}: {msg.text} ({msg.location.get('url', '')})")
+            if msg.type == "error"
+            else None
+        ),
+    )
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url} ({req.failure})"))
+    page.on(
+        "response",
+        lambda resp: (
+            problems.append(f"HTTP {resp.status}: {resp.url}")
+            if resp.status >= 400 and resp.url.startswith(origin)
+            else None
+        ),
+    )
+    try:
+        response = page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        if response is None or response.status != 200:
+            problems.append(f"HTTP {None if response is None else response.status} for the page itself")
+        page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(i => { i.loading = 'eager'; })")
+        page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
+        images = page.evaluate(
+            "Array.from(document.images).map(i => ({src: i.currentSrc || i.src, width: i.naturalWidth}))"
+        )
+        links = page.evaluate("Array.from(document.querySelectorAll('a[href]')).map(a => a.href)")
+        ids = page.evaluate("Array.from(document.querySelectorAll('[id], a[name]')).map(e => e.id || e.name)")
+        page.wait_for_timeout(200)  # late console errors of scripts run on load
+    finally:
+        context.close()
+    return {"problems": problems, "images": images, "links": links, "ids": set(ids)}
+
+
+def test_docs_site_pages_links_and_images(docs_build: Path, docs_url: str, browser) -> None:  # noqa: ANN001
+    pages = _pages(docs_build)
+    expected = {"index.html", "sharp_edges.html", "explorers.html", "quickstart.html", "reference.html"}
+    expected |= {f"papers/{p}.html" for p in ("000", "001", "002", "003", "004", "ref")}
+    expected |= {f"api/{m}.html" for m in ("accounting", "training", "federated", "experiments", "audit", "data")}
+    assert expected <= set(pages), f"missing pages: {sorted(expected - set(pages))}"
+
+    seen: dict[str, dict] = {}
+    failures: list[str] = []
+    for rel in pages:
+        info = _visit(browser, f"{docs_url}/{rel}")
+        seen[f"{docs_url}/{rel}"] = info
+        failures += [f"{rel}: {p}" for p in info["problems"]]
+        failures += [f"{rel}: image did not load: {img['src']}" for img in info["images"] if not img["width"]]
+
+    # every internal link: the target exists (HTTP 200) and a #fragment names an element of an HTML target
+    checked: dict[str, int] = {}
+    for rel_url, info in seen.items():
+        rel = rel_url[len(docs_url) + 1 :]
+        for link in info["links"]:
+            if not link.startswith(docs_url):
+                continue  # external (the theme's footer credits): not followed
+            target, fragment = urldefrag(link)
+            if target not in checked:
+                try:
+                    with urllib.request.urlopen(target, timeout=30) as resp:  # noqa: S310 - 127.0.0.1 only
+                        checked[target] = resp.status
+                except urllib.error.HTTPError as exc:
+                    checked[target] = exc.code
+            if checked[target] != 200:
+                failures.append(f"{rel}: broken link {link} (HTTP {checked[target]})")
+            elif fragment and target.endswith(".html"):
+                ids = seen[target]["ids"] if target in seen else None
+                if ids is not None and fragment not in ids:
+                    failures.append(f"{rel}: link {link}: no element with id {fragment!r} on the target page")
+    assert not failures, f"{len(failures)} problem(s):\n" + "\n".join(failures[:60])
+
+
+def test_docs_site_content_comes_from_the_data(docs_build: Path) -> None:
+    """The landing page has a verdict per paper, and each paper page shows every committed figure of it."""
+    import csv
+
+    index = (docs_build / "index.html").read_text(encoding="utf-8")
+    rows = list(csv.DictReader((ROOT / "figures" / "claims.csv").open(encoding="utf-8")))
+    for paper in sorted({r["paper"] for r in rows}):
+        assert f"papers/{paper}.html" in index, f"no verdict row links paper {paper}"
+        n = sum(r["paper"] == paper and r["source"] != "consistency" for r in rows)
+        assert f" of {n} reproduced" in index, f"paper {paper}: the landing page does not count its {n} claims"
+    page = (docs_build / "papers" / "003.html").read_text(encoding="utf-8")
+    pngs = sorted((ROOT / "figures" / "003_shuffling_batch_clipping").glob("*.png"))
+    assert pngs
+    for png in pngs:
+        assert png.stem in page, f"papers/003.html does not show {png.name}"
+    for nb in sorted((ROOT / "notebooks" / "explore").glob("*.ipynb")):
+        html = docs_build / "explore" / f"{nb.stem}.html"
+        assert html.is_file(), f"explorer {nb.name} has no page"
+        assert "Static default state" in html.read_text(encoding="utf-8")

@@ -1,0 +1,73 @@
+"""The Voilà dashboard (``make explore``) in a real browser: a widget moves, the displayed δ is the library's.
+
+Starts Voilà on 127.0.0.1 on a free port with the code hidden (as ``make explore``; stopped at the end, also on
+failure) over a copy of ``notebooks/explore/``, opens the paper-004 explorer, types a new ε into the ε slider's
+readout and compares Theorem 2's δ and the baselines' with
+:func:`dpcore.papers.p004_contraction.baselines.baseline_deltas`.  A screenshot goes to ``/tmp/screens/``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import ROOT, VENV_BIN, free_port, serve
+
+from dpcore.explore import contraction
+from dpcore.papers.p004_contraction.baselines import baseline_deltas
+
+pytestmark = pytest.mark.timeout(300)
+
+NEW_EPSILON = 2.0
+
+
+@pytest.fixture
+def dashboard(tmp_path, kernel_env):
+    port = free_port()
+    root = tmp_path / "explore"
+    shutil.copytree(ROOT / "notebooks" / "explore", root)
+    command = [
+        str(VENV_BIN / "voila"), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}", "--strip_sources=True",
+        str(root),
+    ]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    with serve(command, f"{url}/", log=tmp_path / "voila.log", env=kernel_env):
+        yield url
+
+
+def _readout(page) -> dict[str, float]:
+    cells = page.locator(".dpcore-readout-box td.dpcore-value")
+    return {cells.nth(i).get_attribute("data-key"): float(cells.nth(i).inner_text()) for i in range(cells.count())}
+
+
+def test_contraction_dashboard_shows_the_library_delta(dashboard, page, screens):
+    page.goto(f"{dashboard}/voila/render/contraction.ipynb")
+    readout = page.locator(".dpcore-readout-box td.dpcore-value[data-key='delta[B0]']")
+    try:
+        readout.wait_for(timeout=120_000)
+    finally:  # also on failure: what the page showed
+        page.screenshot(path=str(screens / "voila_contraction_loaded.png"), full_page=True)
+    assert "contraction.build()" not in page.content(), "the code must be hidden (--strip_sources)"
+    d = contraction.DEFAULTS
+    kw = dict(n=d["batch_size"] * d["rounds"], batch_size=d["batch_size"], eta=d["eta"], sigma=d["sigma"],
+              radius=d["radius"])  # fmt: skip
+    before = _readout(page)
+    assert before["delta[B0]"] == pytest.approx(float(baseline_deltas(d["epsilon"], **kw)["B0"][0]), rel=1e-5)
+
+    field = page.locator(".widget-slider").filter(has_text="ε").first.locator(".widget-readout")
+    field.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(str(NEW_EPSILON))
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "old => { const c = document.querySelector(\".dpcore-readout-box td.dpcore-value[data-key='delta[B0]']\");"
+        " return c && c.textContent !== old; }",
+        arg=readout.inner_text(),
+        timeout=60_000,
+    )
+    after = _readout(page)
+    library = baseline_deltas(NEW_EPSILON, **kw)
+    for key in ("B0", "B1", "B2", "B3a", "B3b", "B4"):
+        assert after[f"delta[{key}]"] == pytest.approx(float(library[key][0]), rel=1e-5), key
+    assert after["delta[B0]"] < before["delta[B0]"]
+    page.screenshot(path=str(screens / "voila_contraction_dashboard.png"), full_page=True)
