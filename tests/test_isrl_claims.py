@@ -196,7 +196,8 @@ def test_panel_grids_follow_app_i():
     mnist = panels.mnist_panel(12, rounds=35, epsilons=[1.5], grid_points=3, reps=1, lipschitz=2.0)
     assert mnist.mb_stepsizes[-1] == pytest.approx(12.0) and mnist.local_stepsizes[-1] == pytest.approx(math.exp(-1))
     mb, local = panels.obesity_grids(8)
-    assert len(local) == len(mb) + 4 and local[0] == pytest.approx(math.exp(-12))
+    assert mb == local and len(mb) == 8 + 4 and mb[0] == pytest.approx(math.exp(-12))  # same tuning for both
+    assert mb[4] == pytest.approx(math.exp(-7)) and mb[-1] == pytest.approx(math.exp(-1))
     assert panels.obesity_panel(3, rounds=100, epsilons=[0.5], grid_points=8, reps=1, lipschitz=20.0).output == "last"
     with pytest.raises(ValueError, match="silos_per_round"):
         panels.insurance_panel(0, rounds=35, epsilons=[1.0], grid_points=4, reps=1, clips=[100.0])
@@ -244,7 +245,7 @@ def test_notebooks_own_every_claim_once():
     from dpcore.papers.p001_isrl.claims import NOTEBOOKS
 
     keys = [k for nb in NOTEBOOKS for k in nb.keys]
-    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99
+    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28  # + 28 Fig. 3 rows
     assert {nb.notebook for nb in NOTEBOOKS} == {f"001_isrl_dp/{n}" for n in
                                                  ("privacy_accounting", "mnist_logistic", "insurance_linear",
                                                   "obesity_softmax")}  # fmt: skip

@@ -34,11 +34,16 @@ def _zorder(handle) -> float:
     return float(line.get_zorder())
 
 
-def panels_figure(results: Mapping[str, fe.PanelResult], *, ylabel: str, suptitle: str) -> Figure:
+def panels_figure(results: Mapping[str, fe.PanelResult], *, ylabel: str, suptitle: str,
+                  reference: tuple[float, str] | None = None) -> Figure:
     """One panel per result (title -> result): the two ISRL-DP curves with their 90% error bars against ε
-    and the two non-private values as horizontal lines, as in Figs. 4-9."""
+    and the two non-private values as horizontal lines, as in Figs. 4-9.  ``reference`` = (level, label)
+    adds a thin dotted grey line on every panel (e.g. the error of the zero model, Fig. 6)."""
     if not results:
         raise ValueError("results must hold at least one panel")
+    if reference is not None and (len(reference) != 2 or not np.isfinite(float(reference[0]))
+                                  or not isinstance(reference[1], str)):
+        raise ValueError(f"reference must be (finite level, label), got {reference!r}")
     fig, axes = plots.new_axes(len(results), width=max(4.6 * len(results), 7.5), height=3.8)
     for ax, (title, result) in zip(axes.flat, results.items(), strict=True):
         rounds = result.panel.rounds
@@ -53,6 +58,9 @@ def panels_figure(results: Mapping[str, fe.PanelResult], *, ylabel: str, suptitl
             else:
                 ax.plot(eps, np.full(eps.shape, result.nonprivate(label)), label=f"{label} after {rounds} rounds",
                         **style)
+        if reference is not None:
+            ax.plot(eps, np.full(eps.shape, float(reference[0])), color="0.45", linestyle=":", linewidth=1.0,
+                    zorder=10, label=reference[1])
         ax.set(xlabel="ε", ylabel=ylabel, title=title)
     _legend_below(fig, axes, ncols=2 if len(results) == 1 else 4)
     fig.suptitle(suptitle)
