@@ -79,17 +79,9 @@ def counts(rows: Iterable[Mapping]) -> dict[str, int]:
 
 def count_phrase(c: Mapping[str, int], profile: str) -> str:
     """E.g. "80 of 139 reproduced, 40 match a pinned erratum, 19 not run at the quick profile"."""
-    total = sum(c[s] for s in STATUSES)
-    parts = [f"{c['reproduced']} of {total} reproduced"]
-    if c["differs-explained"]:
-        parts.append(f"{c['differs-explained']} match a pinned erratum")
-    if c["differs"]:
-        parts.append(f"**{c['differs']} differ** (open)")
-    if c["not-run"]:
-        parts.append(f"{c['not-run']} not run at the {profile} profile")
-    if c["consistency"]:
-        parts.append(f"{c['consistency-ok']}/{c['consistency']} consistency checks hold")
-    return ", ".join(parts)
+    from dpcore.claims import count_phrase as phrase
+
+    return phrase(c, where=f"at the {profile} profile", differs="**{n} differ** (open)")
 
 
 def verdict(quick: Mapping[str, int], paper: Mapping[str, int] | None) -> str:

@@ -59,6 +59,7 @@ __all__ = [
     "REASON_CHARS",
     "SCALES",
     "SOURCES",
+    "count_phrase",
     "STATUSES",
     "Claim",
     "ClaimSpec",
@@ -658,8 +659,9 @@ def _counts(rows: Iterable[Mapping]) -> dict[str, int]:
     return counts
 
 
-def _count_phrase(counts: Mapping[str, int]) -> str:
-    """E.g. "12 of 15 reproduced, 2 match a pinned erratum, 1 not run here" (zero parts left out)."""
+def count_phrase(counts: Mapping[str, int], *, where: str = "here", differs: str = "**{n} differ unexplained**") -> str:
+    """E.g. "12 of 15 reproduced, 2 match a pinned erratum, 1 not run here" (zero parts left out) from counts per
+    status (and ``consistency`` / ``consistency-ok``); ``where`` and ``differs`` (with ``{n}``) word those parts."""
     claims = sum(counts[s] for s in STATUSES)
     parts = []
     if claims:
@@ -667,9 +669,9 @@ def _count_phrase(counts: Mapping[str, int]) -> str:
     if counts["differs-explained"]:
         parts.append(f"{counts['differs-explained']} match a pinned erratum")
     if counts["differs"]:
-        parts.append(f"**{counts['differs']} differ unexplained**")
+        parts.append(differs.format(n=counts["differs"]))
     if counts["not-run"]:
-        parts.append(f"{counts['not-run']} not run here")
+        parts.append(f"{counts['not-run']} not run {where}")
     if counts["consistency"]:
         parts.append(f"{counts['consistency-ok']}/{counts['consistency']} consistency checks hold")
     return ", ".join(parts)
@@ -719,7 +721,7 @@ def scorecard_markdown(
     parts = [
         f"# Scorecard: the papers' numbers vs dpcore (profile {profile})",
         "",
-        f"{len(rows)} claims checked at the {profile} profile: {_count_phrase(total)}.",
+        f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}.",
         "“Match a pinned erratum”: ours differs from the printed number and equals the corrected value of `ERRATA.md`.",
         "“Not run here”: not computed at this profile (the reason is below). Consistency checks hold a value fixed "
         "by construction.",
@@ -732,14 +734,14 @@ def scorecard_markdown(
         title = titles.get(paper, "")
         name = f"**Paper {paper}**" if paper != "ref" else "**Reference publications**"
         named = f"{name} ({title})" if title and paper != "ref" else name
-        parts.append(f"- {named}: {_count_phrase(_counts(mine))}.")
+        parts.append(f"- {named}: {count_phrase(_counts(mine))}.")
         topics: dict[tuple[str, str], list[dict]] = {t: [] for (p, _), t in topic_of.items() if p == paper}
         for row in mine:
             topics.setdefault(topic_of.get((paper, row["key"]), ("other claims", "")), []).append(row)
         topics = {t: group for t, group in topics.items() if group}
         if len(topics) > 1:
             for (topic, _), group in topics.items():
-                parts.append(f"  - {topic}: {_count_phrase(_counts(group))}.")
+                parts.append(f"  - {topic}: {count_phrase(_counts(group))}.")
     parts += [
         "",
         "| paper | " + " | ".join(STATUSES) + " | consistency checks | total |",
@@ -782,7 +784,8 @@ def _paper_section(
         for r in differ:
             reason = short_reason(r, table.get((r["paper"], r["key"])))
             shown, previous = ("as above" if reason == previous else reason), reason
-            cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), r["status"], shown]
+            status = {"differs-explained": "erratum", "differs": "**differs**"}.get(r["status"], r["status"])
+            cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), status, shown]
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         lines.append("")
     if not_run:

@@ -486,5 +486,5 @@ def test_scorecard_says_as_above_for_a_repeated_reason():
     for key in ("a", "b"):
         log.check(spec(1.5, key=key, rtol=1e-3, erratum=Erratum(1.25, "s = 1267 gives 1.25", rtol=1e-3)), 1.25)
     card = scorecard_markdown(log.to_rows())
-    assert "| a | 1.5 | 1.25 | differs-explained | s = 1267 gives 1.25 |" in card
-    assert "| b | 1.5 | 1.25 | differs-explained | as above |" in card
+    assert "| a | 1.5 | 1.25 | erratum | s = 1267 gives 1.25 |" in card
+    assert "| b | 1.5 | 1.25 | erratum | as above |" in card

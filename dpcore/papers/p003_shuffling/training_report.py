@@ -39,6 +39,7 @@ __all__ = [
     "READINGS",
     "why_differs_frame",
     "why_differs_figure",
+    "mode_claim_values",
 ]
 
 CELL_COLUMNS = ("run", "status", "dataset", "sampling_label", "family", "batch_size", "clip_norm", "best_accuracy",
@@ -414,3 +415,46 @@ def _mode_eps_text(row: Mapping[str, Any]) -> str:
     if math.isfinite(claimed) and not math.isclose(claimed, float(row["epsilon_A1"]), rel_tol=1e-6):
         text += f" (claimed {_eps(claimed)})"
     return text
+
+
+def mode_claim_values(why: pd.DataFrame, cells: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """The issue-21 claims (MNIST, |S_b| = 1024) read off :func:`why_differs_frame` and the Table 3 cells
+    (:func:`training.cell_frame`, for the non-private cell of the same |S_b|); ``None`` where a needed run has no
+    result (the note says which).  Per sampling s of SS, SH:
+
+    * ``fig1.mnist.<s>.b1024.bc_comparable_to_ic``: Algorithm 1's BC best-epoch accuracy >= its IC one − 1 pp;
+    * ``fig1.mnist.<s>.b1024.bc_divided_by_batch_close_to_nonprivate``: BC under the authors' HEAD noise placement
+      (σC/|S_b|) >= the non-private cell − 1 pp, with the ε (A_1) of the noise that ran in the note.
+    """
+    if not isinstance(why, pd.DataFrame) or not {"reading", "cell", "status", "best_pct"} <= set(why.columns):
+        raise ValueError("why must be a frame from why_differs_frame")
+    _check_cells(cells)
+
+    def cell(reading: str, name: str) -> Mapping[str, Any] | None:
+        hit = why[(why["reading"] == reading) & (why["cell"] == name) & (why["status"] == "done")]
+        return hit.iloc[0] if len(hit) else None
+
+    out: dict[str, tuple[bool | None, str]] = {}
+    for sampling in ("SS", "SH"):
+        ic, bc = cell("algorithm1", f"{sampling} IC"), cell("algorithm1", f"{sampling} BC")
+        key = f"fig1.mnist.{sampling}.b1024.bc_comparable_to_ic"
+        if ic is None or bc is None:
+            out[key] = (None, f"Algorithm 1's mnist/{sampling}/IC and /BC cells at |S_b| = 1024 need results")
+        else:
+            out[key] = (bool(bc["best_pct"] >= ic["best_pct"] - _MARGIN_PP),
+                        f"BC {bc['best_pct']:.2f} (C = {bc['clip_norm']:g}) vs IC {ic['best_pct']:.2f} "
+                        f"(C = {ic['clip_norm']:g}); ε(1e-5) A_1 {_eps(bc['epsilon_A1'])} both")  # fmt: skip
+        mode = cell("bc_divided_by_batch", f"{sampling} BC")
+        nonprivate = cells[(cells["dataset"] == "mnist") & (cells["sampling_label"] == sampling)
+                           & (cells["family"] == "NP") & (cells["batch_size"] == 1024) & (cells["status"] == "done")]
+        key = f"fig1.mnist.{sampling}.b1024.bc_divided_by_batch_close_to_nonprivate"
+        if mode is None or not len(nonprivate):
+            out[key] = (None, f"mnist/{sampling}/BC/b1024/mode/bc_divided_by_batch and mnist/{sampling}/NP/b1024 "
+                              "need results")  # fmt: skip
+        else:
+            np_pct = 100.0 * float(nonprivate["best_accuracy"].iloc[0])
+            out[key] = (bool(mode["best_pct"] >= np_pct - _MARGIN_PP),
+                        f"mode bc_divided_by_batch: BC {mode['best_pct']:.2f} (C = {mode['clip_norm']:g}, final "
+                        f"{mode['final_pct']:.2f}) vs non-private {np_pct:.2f}; ε(1e-5) A_1 of the noise that ran "
+                        f"{_eps(mode['epsilon_A1'])}, not the paper's {_eps(mode['epsilon_claimed'])}")  # fmt: skip
+    return out
