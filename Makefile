@@ -40,7 +40,8 @@ chromium:
 	else echo "chromium: $(CHROMIUM) is missing and we are not root: the browser tests will skip (apt-get install chromium)"; fi
 
 # pytest-xdist: one worker per core (each at 1 torch thread, tests/conftest.py); a test file -- and so a notebook's
-# cells, which share one kernel -- always runs whole on one worker (--dist loadfile). TEST_WORKERS=0: serial.
+# cells, which share one kernel -- always runs whole on one worker (--dist loadfile); the notebooks are collected
+# first so that the long training notebooks start at once. TEST_WORKERS=0: serial.
 TEST_WORKERS ?= auto
 XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
@@ -48,7 +49,7 @@ test: $(STAMP) chromium
 	@mkdir -p build && date +%s > build/.test-start
 	$(PY) -m pytest --doctest-modules dpcore --doctest-glob=README.md README.md -p no:cacheprovider --timeout 900 -q $(XDIST)  # docstring + README examples
 	$(PY) -m dpcore.runner --prepare-nbval build/nbval
-	$(PY) -m pytest tests build/nbval --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900 --durations=25 $(XDIST)
+	$(PY) -m pytest build/nbval tests --nbval-lax --nbval-current-env -p no:cacheprovider --timeout 900 --durations=25 $(XDIST)
 	$(PY) -m dpcore.runner --check-claims build/nbval/figures
 	@echo "make test: tests took $$(( $$(date +%s) - $$(cat build/.test-start) )) s wall ($(TEST_WORKERS) workers; install excluded)"
 
