@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from dpcore.explore.widgets import Explorer, View, plain_log_axes
+from dpcore.explore.widgets import Explorer, View, finish_axes, plain_log_axes
 from dpcore.papers.p000_proactive import calculator as pdp
 from dpcore.papers.p001_isrl import accounting as isrl
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
@@ -86,11 +86,7 @@ def draw_proactive(view: View, fig: Figure) -> None:
         eps, t = zip(*view.data, strict=True)
         ax.plot(eps, t, marker="o", label="T_min (eq. (8))")
     ax.axhline(view.values["T_min"], color="0.5", ls=":", label=f"T_min at the target: {view.values['T_min']:.4g}")
-    ax.set_xlabel("target ε")
-    ax.set_ylabel("fewest rounds T_min")
-    ax.set_title(view.title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish_axes(ax, view.title, "target ε", "fewest rounds T_min")
 
 
 def _isrl_inputs(n: int, rounds: int, batch_size: int, silos: int, epsilon: float, log10_delta: float):
@@ -161,11 +157,7 @@ def draw_isrl(view: View, fig: Figure) -> None:
     ax.plot(eps, exp_, marker="o", label="App. I (experiments)")
     ax.plot(eps, theory, marker="s", ls="--", label="Theorem D.1 (theory)")
     plain_log_axes(ax, x=False)
-    ax.set_xlabel("target ε per silo")
-    ax.set_ylabel("σ per silo")
-    ax.set_title(view.title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish_axes(ax, view.title, "target ε per silo", "σ per silo")
 
 
 def build_proactive(**overrides: Any) -> Explorer:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpcore.explore.widgets import Explorer, View, plain_log_axes
+from dpcore.explore.widgets import Explorer, View, finish_axes, plain_log_axes
 from dpcore.papers.p004_contraction import baselines as B
 from dpcore.papers.p004_contraction import contraction as C
 from dpcore.validation import check_nonnegative, check_positive, check_positive_int
@@ -103,11 +103,7 @@ def draw(view: View, fig: Figure) -> None:
         x, y = delta if isinstance(delta, tuple) else (grid, delta)
         ax.plot(x, np.maximum(y, 1e-300), label=name, marker="." if len(x) < 15 else None)
     plain_log_axes(ax, x=True)
-    ax.set_xlabel("rounds T")
-    ax.set_ylabel("δ(ε)")
-    ax.set_title(view.title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish_axes(ax, view.title, "rounds T", "δ(ε)")
 
 
 def build(**overrides: Any) -> Explorer:

@@ -29,7 +29,7 @@ from dpcore.accounting import fdp, gaussian
 from dpcore.accounting.events import effective_noise_multiplier
 from dpcore.accounting.pld import pld_epsilon
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
-from dpcore.explore.widgets import Explorer, View
+from dpcore.explore.widgets import Explorer, View, finish_axes
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_range
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -186,11 +186,7 @@ def draw(view: View, fig: Figure) -> None:
         style = dict(ls="--") if method in acc.APPROXIMATE else {}
         marker = "o" if method == "pld" else None
         ax.plot(steps, eps, marker=marker, label=f"{method} ({acc.method_label(method)})", **style)
-    ax.set_xlabel("steps T")
-    ax.set_ylabel("ε")
-    ax.set_title(view.title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish_axes(ax, view.title, "steps T", "ε")
 
 
 def build(**overrides: Any) -> Explorer:

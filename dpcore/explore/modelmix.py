@@ -14,7 +14,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from dpcore.accounting import modelmix as mm
-from dpcore.explore.widgets import Explorer, View, plain_log_axes
+from dpcore.explore.widgets import Explorer, View, finish_axes, plain_log_axes
 from dpcore.papers.p002_modelmix.fig3 import FIG3, accountant_range, amplification_curves
 from dpcore.validation import check_positive, check_positive_int, check_range, check_rate
 
@@ -76,12 +76,8 @@ def draw(view: View, fig: Figure) -> None:
     for name, eps in view.data.items():
         if name != "steps":
             ax.plot(steps, eps, label=name, ls="--" if name.startswith("regular") else "-")
-    ax.set_xlabel("iterations T")
-    ax.set_ylabel("ε")
     plain_log_axes(ax, x=False)
-    ax.set_title(view.title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish_axes(ax, view.title, "iterations T", "ε")
 
 
 def build(**overrides: Any) -> Explorer:

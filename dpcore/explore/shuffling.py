@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcore.accounting import fdp
-from dpcore.explore.widgets import Explorer, View
+from dpcore.explore.widgets import Explorer, View, finish_axes
 from dpcore.papers.p003_shuffling import bounds as sh
 from dpcore.validation import check_choice, check_open_unit, check_positive_int, check_range
 
@@ -100,13 +100,9 @@ def draw(view: View, fig: Figure) -> None:
     for name, beta in view.data.items():
         if name != "no privacy":
             ax.plot(ALPHA, beta, ls="--" if "approximate" in name else "-", label=name)
-    ax.set_xlabel("type I error α")
-    ax.set_ylabel("type II error β = f(α)")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
-    ax.set_title(view.title, fontsize=10)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    finish_axes(ax, view.title, "type I error α", "type II error β = f(α)")
 
 
 def build(**overrides: Any) -> Explorer:

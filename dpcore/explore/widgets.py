@@ -107,6 +107,15 @@ def plain_log_axes(ax: Any, *, x: bool = False, y: bool = True) -> None:
             axis.set_minor_locator(NullLocator())
 
 
+def finish_axes(ax: Any, title: str, xlabel: str, ylabel: str) -> None:
+    """The explorers' common axes finish: labels, a small title, the legend and a light grid."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
 class Explorer:
     """Controls + read-out + plot, recomputed on every change.
 
