@@ -1,7 +1,7 @@
 """Issue 26 §3-4: every accountant answers or refuses within a second or two, at extreme but valid inputs.
 
-Bounded time (each call timed, < 2 s): a calibration tolerance far below float resolution (rtol = 1e-308) is refused
-naming ``rtol``; the shuffled/subsampled A_1 mixture at E = 1e9 … 1e30 epochs is the closed form G_{√E/σ}
+Bounded time (each call timed, < 2 s of CPU): a calibration tolerance far below float resolution (rtol = 1e-308) is
+refused naming ``rtol``; the shuffled/subsampled A_1 mixture at E = 1e9 … 1e30 epochs is the closed form G_{√E/σ}
 (shuffling, g = 1) or a refusal naming E and its range.  Extreme values (1e308, 1e-308, huge step counts) give a
 correct answer or a ``ValueError`` naming the parameter -- never NaN, a negative ε or an overflow.
 """
@@ -18,15 +18,21 @@ import pytest
 from dpcore.accounting import calibrate, fdp, gaussian, mixture, modelmix, pld, rdp, shuffled
 from dpcore.accounting.dpsgd import dpsgd_noise_multiplier
 
-LIMIT = 2.0  # seconds (issue 26 §3: "refuse or answer within a second or two")
+LIMIT = 2.0  # seconds of CPU (issue 26 §3: "refuse or answer within a second or two")
 
 
 def _timed(fn: Callable, *args, **kwargs):
-    start = time.perf_counter()
+    """Call ``fn`` and assert it used less than ``LIMIT`` s of this process's CPU time.
+
+    CPU time, not wall time: on a loaded 2-core CI machine (a training notebook beside this test) a 1.2 s call took
+    3.2 s of wall time.  CPU time still catches a call that computes too long.
+    """
+    start = time.process_time()
     try:
         return fn(*args, **kwargs)
     finally:
-        assert time.perf_counter() - start < LIMIT, f"{fn.__name__} took more than {LIMIT} s"
+        used = time.process_time() - start
+        assert used < LIMIT, f"{fn.__name__} used {used:.2f} s of CPU, more than {LIMIT} s"
 
 
 def _refused(name: str, fn: Callable, *args, **kwargs) -> str:

@@ -170,3 +170,32 @@ def kernel_env(tmp_path: Path) -> dict[str, str]:
         "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter_runtime"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab_workspaces"),
     }
+
+
+READOUT_CELLS = ".dpcore-readout-box td.dpcore-value"
+UPDATE_TIMEOUT_MS = 180_000  # a loaded 2-core CI machine (a training notebook beside it) needs more than 60 s
+
+
+def readout_values(page) -> dict[str, float]:
+    """Every number of an explorer's read-out box, by its ``data-key``."""
+    cells = page.locator(READOUT_CELLS)
+    return {cells.nth(i).get_attribute("data-key"): float(cells.nth(i).inner_text()) for i in range(cells.count())}
+
+
+def type_into_slider(page, slider, value: float, *, watch: str) -> None:
+    """Type ``value`` into ``slider``'s editable read-out (as a person does) and wait until read-out ``watch`` changes.
+
+    The watched text is read *before* typing: read after ``Enter``, a fast kernel may already have answered, and the
+    wait would then compare the new text with itself until it times out.
+    """
+    selector = f"{READOUT_CELLS}[data-key='{watch}']"
+    old = page.locator(selector).inner_text()
+    slider.locator(".widget-readout").click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(str(value))
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "([sel, old]) => { const c = document.querySelector(sel); return c !== null && c.textContent !== old; }",
+        arg=[selector, old],
+        timeout=UPDATE_TIMEOUT_MS,
+    )

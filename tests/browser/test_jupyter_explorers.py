@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import ROOT, VENV_BIN, free_port, serve
+from conftest import ROOT, VENV_BIN, free_port, readout_values, serve, type_into_slider
 
 from dpcore.accounting.dpsgd import dpsgd_epsilon
 from dpcore.explore import dpsgd
@@ -54,11 +54,6 @@ def test_lab_refuses_a_request_without_the_token(lab):
     assert _status(f"{url}/api/contents?token=wrong") == 403
 
 
-def _readout(page) -> dict[str, float]:
-    cells = page.locator(".dpcore-readout-box td.dpcore-value")
-    return {cells.nth(i).get_attribute("data-key"): float(cells.nth(i).inner_text()) for i in range(cells.count())}
-
-
 def test_dpsgd_explorer_in_jupyterlab_shows_the_library_epsilon(lab, page, screens):
     url, token = lab
     page.goto(f"{url}/lab/tree/explore/dpsgd.ipynb?token={token}")
@@ -71,7 +66,7 @@ def test_dpsgd_explorer_in_jupyterlab_shows_the_library_epsilon(lab, page, scree
         readout.wait_for(timeout=120_000)
     finally:  # also on failure: what the page showed
         page.screenshot(path=str(screens / "jupyterlab_dpsgd_explorer_run.png"), full_page=True)
-    before = _readout(page)
+    before = readout_values(page)
     defaults = dpsgd.DEFAULTS
     q, n = defaults["batch_size"] / defaults["dataset_size"], defaults["dataset_size"]
     steps = int(round(defaults["epochs"] * n / defaults["batch_size"]))
@@ -80,18 +75,8 @@ def test_dpsgd_explorer_in_jupyterlab_shows_the_library_epsilon(lab, page, scree
 
     # move the σ slider: its readout is editable, as in the browser by hand
     slider = page.locator(".widget-slider").filter(has_text="noise σ")
-    field = slider.locator(".widget-readout")
-    field.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(str(NEW_SIGMA))
-    page.keyboard.press("Enter")
-    page.wait_for_function(
-        "old => { const c = document.querySelector(\".dpcore-readout-box td.dpcore-value[data-key='eps[rdp]']\");"
-        " return c && c.textContent !== old; }",
-        arg=readout.inner_text(),
-        timeout=180_000,  # as test_voila.py: a loaded 2-core machine
-    )
-    after = _readout(page)
+    type_into_slider(page, slider, NEW_SIGMA, watch="eps[rdp]")
+    after = readout_values(page)
     for method in ("pld", "rdp", "rdp-mironov", "gdp"):
         ours = dpsgd_epsilon(NEW_SIGMA, method=method, **kw)
         assert after[f"eps[{method}]"] == pytest.approx(ours, rel=1e-5), method

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import ROOT, VENV_BIN, free_port, serve
+from conftest import ROOT, VENV_BIN, free_port, readout_values, serve, type_into_slider
 
 from dpcore.explore import contraction
 from dpcore.papers.p004_contraction.baselines import baseline_deltas
@@ -35,11 +35,6 @@ def dashboard(tmp_path, kernel_env):
         yield url
 
 
-def _readout(page) -> dict[str, float]:
-    cells = page.locator(".dpcore-readout-box td.dpcore-value")
-    return {cells.nth(i).get_attribute("data-key"): float(cells.nth(i).inner_text()) for i in range(cells.count())}
-
-
 def test_contraction_dashboard_shows_the_library_delta(dashboard, page, screens):
     page.goto(f"{dashboard}/voila/render/contraction.ipynb")
     readout = page.locator(".dpcore-readout-box td.dpcore-value[data-key='delta[B0]']")
@@ -51,21 +46,12 @@ def test_contraction_dashboard_shows_the_library_delta(dashboard, page, screens)
     d = contraction.DEFAULTS
     kw = dict(n=d["batch_size"] * d["rounds"], batch_size=d["batch_size"], eta=d["eta"], sigma=d["sigma"],
               radius=d["radius"])  # fmt: skip
-    before = _readout(page)
+    before = readout_values(page)
     assert before["delta[B0]"] == pytest.approx(float(baseline_deltas(d["epsilon"], **kw)["B0"][0]), rel=1e-5)
 
-    field = page.locator(".widget-slider").filter(has_text="ε").first.locator(".widget-readout")
-    field.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(str(NEW_EPSILON))
-    page.keyboard.press("Enter")
-    page.wait_for_function(
-        "old => { const c = document.querySelector(\".dpcore-readout-box td.dpcore-value[data-key='delta[B0]']\");"
-        " return c && c.textContent !== old; }",
-        arg=readout.inner_text(),
-        timeout=180_000,  # a loaded 2-core CI machine (a training notebook beside it) needs more than 60 s
-    )
-    after = _readout(page)
+    slider = page.locator(".widget-slider").filter(has_text="ε").first
+    type_into_slider(page, slider, NEW_EPSILON, watch="delta[B0]")
+    after = readout_values(page)
     library = baseline_deltas(NEW_EPSILON, **kw)
     for key in ("B0", "B1", "B2", "B3a", "B3b", "B4"):
         assert after[f"delta[{key}]"] == pytest.approx(float(library[key][0]), rel=1e-5), key
