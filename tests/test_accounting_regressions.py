@@ -179,9 +179,9 @@ def test_modelmix_calibration_never_overshoots(target):
 # every (non-PLD) accountant call returns within 10 s, even at σ = 0.01
 @pytest.mark.parametrize("method", ["rdp", "rdp-mironov", "gdp"])
 def test_tiny_sigma_is_fast(method):
-    start = time.perf_counter()
+    start = time.process_time()
     eps = dpsgd_epsilon(0.01, sample_rate=0.01, steps=100, delta=DELTA, method=method)
-    assert time.perf_counter() - start < 10.0
+    assert time.process_time() - start < 10.0
     assert eps > 1000 or eps == math.inf
 
 

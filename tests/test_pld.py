@@ -194,9 +194,9 @@ def test_calibration_unreachable_target_raises():
 
 def test_tiny_noise_returns_an_upper_bound_in_time():
     # Old dpsgd_epsilon(0.01, 0.01, 100, 1e-5, method="pld") hung (killed after 500 s).
-    start = time.perf_counter()
+    start = time.process_time()
     eps = pld_epsilon(0.01, sample_rate=0.01, steps=100, delta=1e-5)
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 10
     # P(sampled >= 7 times in 100 steps) > 1e-5 and each sampled step leaks ≈ 1/(2σ²) - 3/σ = 4700 nats.
     assert 6 * 4700 < eps < _rdp_epsilon(0.01, 0.01, 100, 1e-5)
 
@@ -212,9 +212,9 @@ def _rdp_epsilon(q: float, sigma: float, steps: int, delta: float) -> float:
 @pytest.mark.parametrize("args", [(0.02, 0.5, 10000), (0.01, 1.0, 1), (0.3, 1.0, 100000)])
 def test_small_noise_settings_finish_in_time(args):
     sigma, q, steps = args
-    start = time.perf_counter()
+    start = time.process_time()
     eps = pld_epsilon(sigma, sample_rate=q, steps=steps, delta=1e-5)
-    assert time.perf_counter() - start < 10
+    assert time.process_time() - start < 10
     assert math.isfinite(eps) and eps > 100
 
 
