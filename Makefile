@@ -1,5 +1,6 @@
 # dpcore — two commands do everything on a fresh machine:
-#   make figures   run every notebook (PROFILE=quick -> figures/, PROFILE=paper -> figures/paper/; NB='<key or glob>');
+#   make figures   run every notebook (PROFILE=quick -> figures/, PROFILE=paper -> figures/paper/; NB='<key or glob>';
+#                  JOBS=<n> notebooks at once, default one per core);
 #                  fails if a notebook fails or a claim is `differs`; writes claims.csv, SCORECARD.md, figures/ERRATA.md
 #   make test      unit tests + nbval over every notebook (quick profile, claims into build/nbval/figures), then
 #                  the claims check: no `differs` and no drift from the committed figures/claims.csv
@@ -11,6 +12,8 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 PROFILE ?= quick
 NB      ?= *
+# notebooks run at once by `make figures` (one kernel, one thread each): one per core
+JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
 export PYTHONHASHSEED := 0
 # Offline data mirror (README "Data"): $DPCORE_DATA_MIRROR if set, else ../shared/data when it exists;
 # override with `make figures DATA_MIRROR=/path`. Empty: no mirror (cache, then download).
@@ -27,7 +30,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 figures: $(STAMP)
-	$(PY) -m dpcore.runner --profile $(PROFILE) --nb '$(NB)'
+	$(PY) -m dpcore.runner --profile $(PROFILE) --nb '$(NB)' --jobs $(JOBS)
 
 # Browser tests (tests/browser/) drive Debian's Chromium through Playwright (which cannot download its own
 # browser here): install it once when it is missing and we are root; otherwise say why the browser tests skip.

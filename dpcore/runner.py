@@ -4,11 +4,12 @@
 ``notebooks/`` whose key (path relative to ``notebooks/`` without ``.ipynb``, e.g.
 ``00_accounting/dpsgd_accountants``) equals the argument or matches it as a glob
 (``'00_accounting/*'``; ``--nb`` may be repeated).  An empty pattern, or one that matches no
-notebook, is an error.  Notebooks run one after the other with papermill's Python API, using
-the parameters of ``notebooks/profiles/<profile>.yaml``; executed copies go to
-``build/<profile>/``.  A line is printed when a notebook starts and when it ends, and every
-10 s while it runs (``cell i/n, t s``).  It keeps going after a failure (reporting the failing
-cell).
+notebook, is an error.  Notebooks run with papermill's Python API in this process, ``--jobs N`` at
+once (``make figures``: one per core; each kernel on one thread, so N parallel notebooks do not
+compete for threads; the longest start first), using the parameters of
+``notebooks/profiles/<profile>.yaml``; executed copies go to ``build/<profile>/``.  A line is
+printed when a notebook starts and when it ends, and every 10 s while it runs (``cell i/n, t s``).
+It keeps going after a failure (reporting the failing cell).
 
 Each profile has its own output folder, so profiles never overwrite each other: ``figures/``
 for ``quick`` (committed) and ``figures/paper/`` for ``paper``.  At the end the runner gathers
@@ -38,8 +39,10 @@ notebook, and the fresh values may not drift from the committed ones beyond each
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import contextlib
 import fnmatch
+import json
 import os
 import shutil
 import sys
@@ -189,20 +192,34 @@ def _describe_failure(exc: BaseException) -> str:
     return f"{where}: {ename}: {first_line}"
 
 
-@contextlib.contextmanager
-def _stderr_to(path: Path) -> Iterator[None]:
-    """Send this process's (and the kernel's) OS-level stderr to ``path`` while executing,
-    so the progress lines stay readable; the log sits next to the executed copy."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with open(path, "w") as log:
-        os.dup2(log.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
+class _KernelStderr:
+    """Point the OS-level stderr (fd 2) at ``path`` from just before a notebook's kernel starts until its first cell,
+    so the kernel inherits the log as its stderr (C-level warnings stay out of the progress lines) and this process
+    gets its own stderr back at once.  One kernel launches at a time (:data:`_LAUNCH`): several notebooks run in
+    parallel, and each kernel must inherit its own log."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self._saved = path, None
+
+    def start(self) -> None:
+        _LAUNCH.acquire()
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def release(self) -> None:
+        if self._saved is None:
+            return
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._saved = None
+        _LAUNCH.release()
+
+
+_LAUNCH = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -226,8 +243,9 @@ def _repeatable_env() -> Iterator[None]:
 class _Progress:
     """Prints ``... <key>: cell i/n, t s`` every ``every`` seconds while a notebook runs."""
 
-    def __init__(self, key: str, stream: TextIO, every: float) -> None:
+    def __init__(self, key: str, stream: TextIO, every: float, lock: threading.Lock | None = None) -> None:
         self.key, self.stream, self.every = key, stream, every
+        self.lock = lock if lock is not None else threading.Lock()  # shared by parallel notebooks' lines
         self.cell, self.total = 0, 0
         self.start = time.perf_counter()
         self._stop = threading.Event()
@@ -245,10 +263,12 @@ class _Progress:
         while not self._stop.wait(self.every):
             elapsed = time.perf_counter() - self.start
             where = f"cell {self.cell}/{self.total}" if self.cell else "starting the kernel"
-            print(f"  ... {self.key}: {where}, {elapsed:.0f} s", file=self.stream, flush=True)
+            with self.lock:
+                print(f"  ... {self.key}: {where}, {elapsed:.0f} s", file=self.stream, flush=True)
 
 
-_ACTIVE: list[_Progress] = []  # the progress of the notebook being executed (one at a time)
+#: the notebook each runner thread is executing: (its progress, its kernel's stderr), read by the papermill engine
+_CURRENT = threading.local()
 
 
 def _progress_engine() -> str:
@@ -259,9 +279,12 @@ def _progress_engine() -> str:
         @classmethod
         def execute_managed_notebook(cls, nb_man, kernel_name, **kwargs):  # noqa: ANN001, ANN206
             cell_start = nb_man.cell_start
+            progress, stderr = getattr(_CURRENT, "notebook", (None, None))  # this thread's notebook
 
             def tracked(cell, cell_index=None, **kw):  # noqa: ANN001, ANN202
-                for progress in _ACTIVE:
+                if stderr is not None:
+                    stderr.release()  # the kernel runs: it has inherited its log
+                if progress is not None:
                     progress.cell = (cell_index or 0) + 1
                     progress.total = len(nb_man.nb.cells)
                 return cell_start(cell, cell_index, **kw)
@@ -274,6 +297,29 @@ def _progress_engine() -> str:
     return ENGINE
 
 
+def _launch_order(paths: list[Path], root: Path | None, table: dict[str, dict], timings: dict[str, float]) -> list[int]:
+    """Indices of ``paths`` longest first (so that parallel lanes end together): by the seconds each took last time
+    (``timings``), else the notebooks that train (``train_missing`` in the profile) first; ties keep their order."""
+
+    def expected(i: int) -> tuple[float, int]:
+        key = notebook_key(paths[i], root)
+        guess = timings.get(key, 1e6 if table.get(key, {}).get("train_missing") else 0.0)
+        return (-float(guess), i)
+
+    return sorted(range(len(paths)), key=expected)
+
+
+def _read_timings(path: Path) -> dict[str, float]:
+    """The seconds per notebook key of the last run (``{}`` when there is none or it is unreadable)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: float(v) for k, v in data.items() if isinstance(k, str) and isinstance(v, int | float)}
+
+
 def run_notebooks(
     paths: list[Path],
     *,
@@ -283,35 +329,49 @@ def run_notebooks(
     root: Path | None = None,
     stream: TextIO = sys.stdout,
     progress_every: float = PROGRESS_EVERY,
+    jobs: int = 1,
 ) -> list[Result]:
-    """Execute ``paths`` one after the other with papermill; never stops at a failure.
+    """Execute ``paths`` with papermill, ``jobs`` at a time (threads of this process, one kernel each); never stops at
+    a failure.  Returns one :class:`Result` per path, in the order of ``paths``.
 
     ``root`` is the notebooks folder (keys and ``profiles/`` are relative to it).  Prints a line
     when each notebook starts and ends, and ``cell i/n, t s`` every ``progress_every`` seconds.
-    The kernels run in :data:`REPEATABLE_ENV` (one thread, fixed seeds and dates), so a re-run of an
-    unchanged notebook writes the same bytes.
+    With ``jobs > 1`` the longest notebooks start first (the seconds of the last run, kept in
+    ``out_build/timings.json``; on a first run the ones that train).  The kernels run in
+    :data:`REPEATABLE_ENV` (one thread each, fixed seeds and dates), so a re-run of an unchanged
+    notebook writes the same bytes whatever ``jobs`` is; each kernel's stderr goes to
+    ``<executed copy>.stderr.log``.
     """
     import papermill
 
     if not progress_every > 0:
         raise ValueError(f"progress_every must be > 0 seconds, got {progress_every!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
     os.environ.setdefault("MPLBACKEND", "Agg")
     table = load_profile(profile, root)
     engine = _progress_engine()
-    results = []
-    for index, path in enumerate(paths, start=1):
+    timings_path = out_build / "timings.json"
+    order = _launch_order(paths, root, table, _read_timings(timings_path))
+    results: list[Result | None] = [None] * len(paths)
+    print_lock = threading.Lock()
+
+    def say(line: str) -> None:
+        with print_lock:
+            print(line, file=stream, flush=True)
+
+    def run_one(number: int, index: int) -> None:
+        path = paths[index]
         key = notebook_key(path, root)
         output = out_build / f"{key}.ipynb"
         output.parent.mkdir(parents=True, exist_ok=True)
-        print(f"start  [{index}/{len(paths)}] {key}", file=stream, flush=True)
+        say(f"start  [{number}/{len(paths)}] {key}")
         start = time.perf_counter()
+        stderr = _KernelStderr(output.with_suffix(".stderr.log"))
         try:
-            with (
-                _repeatable_env(),
-                _stderr_to(output.with_suffix(".stderr.log")),
-                _Progress(key, stream, progress_every) as progress,
-            ):
-                _ACTIVE.append(progress)
+            with _Progress(key, stream, progress_every, print_lock) as progress:
+                _CURRENT.notebook = (progress, stderr)
+                stderr.start()
                 try:
                     papermill.execute_notebook(
                         str(path),
@@ -323,16 +383,30 @@ def run_notebooks(
                         progress_bar=False,
                     )
                 finally:
-                    _ACTIVE.remove(progress)
+                    stderr.release()  # also when the kernel never started
+                    _CURRENT.notebook = (None, None)
             result = Result(key, True, time.perf_counter() - start)
         except Exception as exc:  # a failing notebook must not stop the others
             result = Result(key, False, time.perf_counter() - start, _describe_failure(exc))
-        results.append(result)
+        results[index] = result
         line = f"{'ok    ' if result.ok else 'FAILED'} {result.seconds:7.1f} s  {key}"
         if not result.ok:
             line += f"\n         -> {result.error} (executed copy: {output})"
-        print(line, file=stream, flush=True)
-    return results
+        say(line)
+
+    with _repeatable_env():
+        if jobs == 1:
+            for number, index in enumerate(order, start=1):
+                run_one(number, index)
+        else:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="notebook") as pool:
+                for future in [pool.submit(run_one, n, i) for n, i in enumerate(order, start=1)]:
+                    future.result()  # run_one catches a notebook's failure; anything else is a runner bug
+    done = [r for r in results if r is not None]
+    timings = {**_read_timings(timings_path), **{r.key: round(r.seconds, 1) for r in done}}
+    out_build.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(timings_path, json.dumps(timings, indent=1, sort_keys=True) + "\n")
+    return done
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,7 +739,12 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
     problems: list[str] = []
     try:
         results = run_notebooks(
-            paths, profile=args.profile, out_figures=out_figures, out_build=build_dir() / args.profile, stream=stream
+            paths,
+            profile=args.profile,
+            out_figures=out_figures,
+            out_build=build_dir() / args.profile,
+            stream=stream,
+            jobs=args.jobs,
         )
     except Exception as exc:  # e.g. a broken profile YAML: reported below with exit 1, summary still printed
         problems.append(f"the notebooks could not be run: {type(exc).__name__}: {exc}")
@@ -708,6 +787,16 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
     return 1 if failed or problems else 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
     parser = argparse.ArgumentParser(prog="python -m dpcore.runner", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", default=os.environ.get("PROFILE", "quick"), choices=PROFILES)
@@ -716,6 +805,12 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
         action="append",
         default=None,
         help="notebook key (e.g. '00_accounting/dpsgd_accountants') or glob over keys ('00_accounting/*'); repeatable",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=os.environ.get("JOBS", "1"),  # argparse converts a str default with type
+        help="notebooks run at once, one kernel (one thread) each (default: $JOBS or 1)",
     )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--prepare-nbval", metavar="DIR", type=Path, help="write nbval copies and exit")

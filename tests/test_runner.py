@@ -5,6 +5,7 @@ The notebooks here are tiny fakes in ``tmp_path``; their claim specifications ar
 """
 
 import io
+import os
 
 import nbformat
 import pytest
@@ -129,6 +130,47 @@ def test_run_reports_start_progress_failure_and_continues(project, tmp_path):
     header = (tmp_path / "fig" / "claims.csv").read_text().splitlines()[0]
     assert header == ",".join(COLUMNS)
     assert (tmp_path / "fig" / "SCORECARD.md").read_text().startswith("# Scorecard")
+
+
+def test_parallel_notebooks_run_at_once_and_report_in_the_given_order(project, tmp_path):
+    _notebook(
+        project / "aa" / "slow.ipynb", "import time\ntime.sleep(sleep)\nimport sys\nprint('to stderr', file=sys.stderr)"
+    )
+    (project / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2.0\n  sleep: 3.0\naa/slow:\n  sleep: 3.0\n")
+    paths = runner.discover(["aa/good", "aa/slow"], project)
+    kw = dict(profile="quick", out_figures=tmp_path / "fig", out_build=tmp_path / "build", root=project)
+    stream = io.StringIO()
+    stderr_before = (os.fstat(2).st_dev, os.fstat(2).st_ino)
+    results = runner.run_notebooks(paths, stream=stream, jobs=2, progress_every=0.5, **kw)
+    assert [(r.key, r.ok) for r in results] == [("aa/good", True), ("aa/slow", True)], stream.getvalue()
+    text = stream.getvalue()
+    # both slept 3 s at the same time: the first ends after the second started
+    assert text.index("start  [2/2]") < text.index("ok    "), text
+    assert "  ... aa/good: cell" in text and "  ... aa/slow: cell" in text
+    # each kernel inherited its own log as stderr (its start-up lines), and this process has its stderr back
+    for key in ("good", "slow"):
+        assert "IPKernelApp" in (tmp_path / "build" / "aa" / f"{key}.stderr.log").read_text(), key
+    assert (os.fstat(2).st_dev, os.fstat(2).st_ino) == stderr_before
+    timings = runner._read_timings(tmp_path / "build" / "timings.json")
+    assert set(timings) == {"aa/good", "aa/slow"} and all(t >= 3.0 for t in timings.values())
+    # the longest notebook of the last run starts first next time
+    last = {"aa/good": 1.0, "aa/slow": 9.0}
+    assert runner._launch_order(paths, project, {}, last) == [1, 0]
+    assert runner._launch_order(paths, project, {"aa/slow": {"train_missing": True}}, {}) == [1, 0]
+    assert runner._launch_order(paths, project, {}, {}) == [0, 1]
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True, "2"])
+def test_run_notebooks_refuses_a_bad_job_count(project, tmp_path, jobs):
+    with pytest.raises(ValueError, match="jobs"):
+        runner.run_notebooks([], profile="quick", out_figures=tmp_path, out_build=tmp_path, root=project, jobs=jobs)
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "two"])
+def test_cli_refuses_a_bad_job_count(value, capsys):
+    with pytest.raises(SystemExit) as info:
+        runner.main(["--jobs", value])
+    assert info.value.code == 2 and "--jobs" in capsys.readouterr().err
 
 
 def _fresh(tmp_path, name, value=2.0, wrong=1.25, specs=SPECS):
