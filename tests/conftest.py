@@ -8,9 +8,15 @@ training notebooks ran 3-6x slower (002 training 579 s, 000 non-convex 473 s in 
 
 import os
 
+from threadpoolctl import threadpool_limits
+
 from dpcore.runner import REPEATABLE_ENV
 
 os.environ.update(REPEATABLE_ENV)
+# numpy may already be imported (by a plugin) with a BLAS pool sized to the machine: its threads spin under a loaded
+# CI machine and multiplied the CPU time of the accountants' time-limited tests 3-20x; `make test` also sets the
+# variables before Python starts
+threadpool_limits(1)
 
 import torch  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

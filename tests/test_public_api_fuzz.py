@@ -4,8 +4,9 @@ For every public function (a name in ``__all__``) of :mod:`dpcore.accounting` (a
 paper packages' calculator modules, one parameter at a time is replaced by an arbitrary value -- floats
 (NaN, ±inf, ±1e308, 1e-308, subnormals), integers (huge ones included), bools, strings, None, complex
 numbers, numpy scalars -- while the others keep a valid value (the table of :func:`_base`, built by hand; the
-parameters come from :func:`inspect.signature`).  Each call must, within :data:`CALL_TIMEOUT` seconds (``signal``
-alarm: a hang fails the test instead of hanging the suite), either
+parameters come from :func:`inspect.signature`).  Each call must, within :data:`CALL_TIMEOUT` seconds of CPU
+(``signal.ITIMER_PROF``: a computation that does not end fails the test instead of hanging the suite; CPU time,
+so a loaded CI machine does not fail a fast call), either
 
 * return a finite non-negative number or a structure of such (lists, dicts, arrays, data frames, dataclasses;
   opaque objects such as callables are accepted as they are), where ∞ is allowed only for the functions of
@@ -581,21 +582,21 @@ COSTLY = {
 
 
 class CallTimeout(Exception):
-    """A call ran past :data:`CALL_TIMEOUT`."""
+    """A call used more than :data:`CALL_TIMEOUT` seconds of CPU."""
 
 
 @contextmanager
 def _deadline(seconds: float) -> Iterator[None]:
     def _raise(signum, frame):  # noqa: ARG001
-        raise CallTimeout(f"no answer within {seconds} s")
+        raise CallTimeout(f"no answer within {seconds} s of CPU")
 
-    old = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = signal.signal(signal.SIGPROF, _raise)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def _call(key: str, kwargs: dict[str, Any]) -> Any:
