@@ -780,9 +780,15 @@ def _paper_section(
             "| key | printed | ours | status | reason |",
             "|---|---|---|---|---|",
         ]
+        reasons = [short_reason(r, table.get((r["paper"], r["key"]))) for r in differ]
+        first = {}
+        for i, reason in enumerate(reasons):
+            first.setdefault(reason, i)
+        # rows that share a reason sit together (in the order of its first row), so it is written once
+        order = sorted(range(len(differ)), key=lambda i: (first[reasons[i]], i))
         previous = ""
-        for r in differ:
-            reason = short_reason(r, table.get((r["paper"], r["key"])))
+        for i in order:
+            r, reason = differ[i], reasons[i]
             shown, previous = ("as above" if reason == previous else reason), reason
             status = {"differs-explained": "erratum", "differs": "**differs**"}.get(r["status"], r["status"])
             cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), status, shown]

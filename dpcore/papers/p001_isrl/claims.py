@@ -159,6 +159,20 @@ _NAIVE_EVIDENCE = (
 _NAIVE_SUMMARY = "30−40% only at N = M = 3 (n = 356); smaller silos get more noise: gains −0.04…0.26"
 
 
+# (N, M) -> our relative RMSE of ISRL-DP MB-SGD at ε = 3 minus non-private MB-SGD's, paper profile, where it is
+# above the 0.05 read as "insignificant"
+_COST_GAPS = {(5, 5): 0.0570, (5, 2): 0.0753, (10, 5): 0.0865, (15, 5): 0.1262, (10, 2): 0.1592}
+_COST_EVIDENCE = (
+    "The paper-profile run (20 trials, 10 stepsizes × 5 clip thresholds × 3 repetitions, R = 35) puts the cost of "
+    "privacy at ε = 3 (mean relative RMSE of ISRL-DP MB-SGD minus non-private MB-SGD's) at 0.004 for N = M = 3 "
+    "(n = 356 training records per silo) and above it wherever the silos are smaller: 0.057 (N = M = 5, n = 214), "
+    "0.075 (N = 5, M = 2), 0.087 (N = 10, M = 5, n = 107), 0.126 (N = 15, M = 5, n = 72), 0.159 (N = 10, M = 2), "
+    "against non-private MB-SGD's relative RMSE of about 0.63: the per-silo noise σ ∝ √R/(nε) grows as n shrinks, and "
+    "fewer silos per round (M = 2) average less of it away. 'Insignificant at ε ≈ 3' holds for N = M = 3 only (tables "
+    "figures/paper/001_isrl_dp/fig5_insurance.csv, fig8_insurance.csv, fig9_insurance.csv).")
+_COST_SUMMARY = "insignificant only at N = M = 3 (n = 356); smaller silos, more noise: +0.06…0.16"
+
+
 def _panel_tag(num_silos: int, m: int) -> str:
     return f"N={num_silos}.M={m}"
 
@@ -173,7 +187,9 @@ def _insurance_panel(num_silos: int, m: int, figure: str) -> tuple[ClaimSpec, ..
                       _NAIVE_GAINS[(num_silos, m)], _NAIVE_EVIDENCE, atol=0.03, summary=_NAIVE_SUMMARY)),
         ClaimSpec(_P, f"app_i2.{tag}.privacy_cost.eps=3", art,
                   "relative test RMSE of ISRL-DP MB-SGD at ε = 3 minus non-private MB-SGD's", 0.0, "derived",
-                  _COST_TEXT + "; 'insignificant' read as at most 0.05 relative RMSE", atol=0.05, scale="full"),
+                  _COST_TEXT + "; 'insignificant' read as at most 0.05 relative RMSE", atol=0.05, scale="full",
+                  erratum=None if (num_silos, m) not in _COST_GAPS else Erratum(
+                      _COST_GAPS[(num_silos, m)], _COST_EVIDENCE, atol=0.03, summary=_COST_SUMMARY)),
     ]
     if figure == "Fig. 5":
         specs += [
