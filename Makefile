@@ -48,11 +48,6 @@ chromium:
 TEST_WORKERS ?= auto
 XDIST := $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
-# one OpenMP/BLAS thread per test process and per notebook kernel, set before Python starts (the time-limited
-# accountant tests measure CPU time; a BLAS pool's spinning threads on a loaded machine multiply it)
-test: export OMP_NUM_THREADS := 1
-test: export OPENBLAS_NUM_THREADS := 1
-test: export MKL_NUM_THREADS := 1
 test: $(STAMP) chromium
 	@mkdir -p build && date +%s > build/.test-start
 	$(PY) -m pytest --doctest-modules dpcore --doctest-glob=README.md README.md -p no:cacheprovider --timeout 900 -q $(XDIST)  # docstring + README examples

@@ -58,7 +58,7 @@ import yaml
 from dpcore import claims as claims_mod
 from dpcore.claims import ClaimSpec, NotebookClaims, parse_value, values_match
 from dpcore.paths import PROFILES, atomic_write_text, build_dir, figures_dir, notebooks_dir, profile_figures_dir
-from dpcore.validation import check_choice
+from dpcore.validation import check_choice, check_positive_int
 
 __all__ = [
     "EXPLORER_FOLDER",
@@ -346,8 +346,7 @@ def run_notebooks(
 
     if not progress_every > 0:
         raise ValueError(f"progress_every must be > 0 seconds, got {progress_every!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an int >= 1, got {jobs!r}")
+    jobs = check_positive_int("jobs", jobs)
     os.environ.setdefault("MPLBACKEND", "Agg")
     table = load_profile(profile, root)
     engine = _progress_engine()
@@ -394,14 +393,9 @@ def run_notebooks(
             line += f"\n         -> {result.error} (executed copy: {output})"
         say(line)
 
-    with _repeatable_env():
-        if jobs == 1:
-            for number, index in enumerate(order, start=1):
-                run_one(number, index)
-        else:
-            with concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="notebook") as pool:
-                for future in [pool.submit(run_one, n, i) for n, i in enumerate(order, start=1)]:
-                    future.result()  # run_one catches a notebook's failure; anything else is a runner bug
+    with _repeatable_env(), concurrent.futures.ThreadPoolExecutor(jobs, thread_name_prefix="notebook") as pool:
+        for future in [pool.submit(run_one, n, i) for n, i in enumerate(order, start=1)]:
+            future.result()  # run_one catches a notebook's failure; anything else is a runner bug
     done = [r for r in results if r is not None]
     timings = {**_read_timings(timings_path), **{r.key: round(r.seconds, 1) for r in done}}
     out_build.mkdir(parents=True, exist_ok=True)
@@ -788,13 +782,11 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
 
 
 def _positive_int(text: str) -> int:
+    """argparse type of ``--jobs``: :func:`~dpcore.validation.check_positive_int` of the parsed text."""
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an int >= 1, got {text!r}")
-    return value
+        return check_positive_int("--jobs", int(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:

@@ -14,8 +14,8 @@ from dpcore.runner import REPEATABLE_ENV
 
 os.environ.update(REPEATABLE_ENV)
 # numpy may already be imported (by a plugin) with a BLAS pool sized to the machine: its threads spin under a loaded
-# CI machine and multiplied the CPU time of the accountants' time-limited tests 3-20x; `make test` also sets the
-# variables before Python starts
+# CI machine and multiplied the CPU time of the accountants' time-limited tests 3-20x (each xdist worker loads this
+# file too)
 threadpool_limits(1)
 
 import torch  # noqa: E402
