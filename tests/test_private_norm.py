@@ -73,6 +73,22 @@ def test_channel_moments_are_spatial_means_of_x_and_x_squared():
         pn.channel_moments(torch.tensor([[[math.inf]]]))
 
 
+def test_channel_moments_are_reused_for_the_same_unmodified_tensor_only(monkeypatch):
+    calls = []
+    inner = pn._channel_moments
+    monkeypatch.setattr(pn, "_channel_moments", lambda f: calls.append(1) or inner(f))
+    x = torch.rand(6, 3, 2, 2, generator=torch.Generator().manual_seed(0))
+    m1, s1 = pn.channel_moments(x)
+    m1.zero_()  # a caller changing its copy never changes a later answer
+    m2, s2 = pn.channel_moments(x)
+    assert len(calls) == 1 and torch.equal(m2, x.double().flatten(2).mean(-1)) and torch.equal(s1, s2)
+    x.mul_(2.0)  # modified in place: computed again, with the new values
+    m3, _ = pn.channel_moments(x)
+    assert len(calls) == 2 and torch.equal(m3, x.double().flatten(2).mean(-1))
+    pn.channel_moments(x.clone())  # an equal but different tensor: computed again
+    assert len(calls) == 3
+
+
 # ---------------------------------------------------------------------------------------------- noise scale
 def test_noise_has_std_sigma_times_clip_on_the_sum():
     n, k, sigma, c_m, c_s = 50, 400, 3.0, 0.7, 1.3
