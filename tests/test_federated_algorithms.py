@@ -323,3 +323,62 @@ def test_algorithms_return_one_run_record_per_configuration_and_silo():
     assert epsilon_for_record(one[(1, 1)], 1e-5) == pytest.approx(epsilon_from_mu(2 * 2.0 / (8 * 1.0), 1e-5))
     with pytest.raises(ValueError, match="lipschitz"):
         alg.mb_sgd(pool, rounds=2, batch_size=4, return_records=True, **common)
+
+
+def test_batch_mean_clipping_clips_the_minibatch_mean_once():
+    # two records with gradients 3·x1 (norm 15) and 0, drawn c and 2 − c times: the raw mean has norm 7.5·c,
+    # per-example clipping to 1 gives c/2, clipping the mean gives min(1, 7.5·c); a large threshold changes nothing
+    x = np.array([[[[3.0, 4.0], [0.0, 0.0]]]])
+    y = np.array([[[0.0, 0.0]]])
+    pool = SiloPool(x, y, [[2]], SquaredLoss(), dtype=torch.float64)
+    w = torch.tensor([[[[1.0, 0.0]], [[1.0, 0.0]]]], dtype=torch.float64)
+    clip = torch.tensor([1.0, 100.0], dtype=torch.float64)
+    kw = dict(trial_of_stream=torch.tensor([0]), participants=torch.tensor([[0]]), batch_size=torch.tensor([[2]]),
+              noise_std=torch.zeros(1, 2, 1), clip=clip)
+    for seed in range(5):
+        pool.reset_randomness(seed)
+        raw = pool.mb_sgd_messages(w, **{**kw, "clip": None})[0, 0, 0].norm().item()
+        pool.reset_randomness(seed)
+        mean = pool.mb_sgd_messages(w, clip_scope="batch_mean", **kw)
+        assert mean[0, 0, 0].norm().item() == pytest.approx(min(1.0, raw))
+        assert mean[0, 0, 1].norm().item() == pytest.approx(raw)
+        pool.reset_randomness(seed)
+        each = pool.mb_sgd_messages(w, **kw)
+        assert each[0, 0, 0].norm().item() == pytest.approx(raw / 15.0)
+    with pytest.raises(ValueError, match="clip_scope"):
+        pool.mb_sgd_messages(w, clip_scope="per_tensor", **kw)
+
+
+def test_batch_mean_mode_records_batch_clipping_and_its_sweep_is_mb_sgd_only():
+    from dpcore.papers.p001_isrl import experiments as fe
+
+    x, y = _constant_silos(n=40)
+    pool = SiloPool(x, y, np.full((1, 3), 40), SquaredLoss(), dtype=torch.float64)
+    _, recs = alg.mb_sgd(pool, rounds=5, batch_size=4, silos_per_round=3, stepsize=[0.1], trial_of_stream=[0],
+                         noise_std=[0.5], clip=2.0, clip_scope="batch_mean", return_records=True)
+    rec = recs[(0, 1)]
+    assert (rec.clipping, rec.sampling, rec.batch_size) == ("batch", "replacement", 4)
+    assert rec.noise_multiplier == pytest.approx(0.5 / 2.0)  # noise on the one clipped mean, not K·σ on a sum
+    with pytest.raises(ValueError, match="clip_scope"):
+        fe.Sweep("local-sgd", (1.0,), (0.1,), 5, 2, clips=(1.0,), clip_scope="batch_mean")
+    with pytest.raises(ValueError, match="clip_scope"):
+        fe.Sweep("mb-sgd", (1.0,), (0.1,), 5, 2, clips=(1.0,), clip_scope="mean")
+
+
+def test_batch_mean_epsilon_upper_is_the_gdp_of_sensitivity_2l_and_bounds_the_per_example_design():
+    from dpcore.accounting.gaussian import epsilon_from_mu
+
+    eps = isrl.batch_mean_epsilon_upper(noise_std=3.0, clip=1.5, rounds=9, delta=1e-5)
+    assert eps == pytest.approx(epsilon_from_mu(2 * 1.5 * 3 / 3.0, 1e-5))
+    assert isrl.batch_mean_epsilon_upper(noise_std=0.0, clip=1.0, rounds=1, delta=1e-5) == math.inf
+    # the bound credits no amplification, so it is at least the tight ε of the per-example mechanism (sensitivity
+    # 2L/K with a K-of-n draw) that App. I's σ was calibrated for
+    sigma = isrl.noise_std(lipschitz=1.0, rounds=35, n=107, epsilon=1.0, delta=1 / 107**2, batch_size=15)
+    per_example = isrl.mbsgd_epsilon(noise_std=sigma, lipschitz=1.0, batch_size=15, n=107, rounds=35,
+                                     delta=1 / 107**2)
+    assert isrl.batch_mean_epsilon_upper(noise_std=sigma, clip=1.0, rounds=35, delta=1 / 107**2) > 10 * per_example
+    for kwargs, name in (({"noise_std": -1.0}, "noise_std"), ({"clip": 0.0}, "clip"), ({"rounds": 0}, "rounds"),
+                         ({"delta": 1.0}, "delta")):
+        base = dict(noise_std=1.0, clip=1.0, rounds=1, delta=1e-5)
+        with pytest.raises(ValueError, match=name):
+            isrl.batch_mean_epsilon_upper(**{**base, **kwargs})

@@ -178,6 +178,14 @@ def test_claim_dictionaries_use_existing_keys():
     assert insurance["fig5.N=10.M=5.mb_beats_local.eps_le_2"][0] is True
     assert insurance["fig9.N=3.M=3.local_beats_mb.eps=3"][0] is True
     assert insurance["figs8_9.mb_beats_local.most"][0] is True
+    mode = analysis.insurance_mode_claims({(10, 5): good, (3, 3): good}, [[10, 5]], "authors_batch_mean",
+                                          epsilon_note="ε that ran ≤ 9")
+    assert set(mode) == {"fig5.N=10.M=5.authors_batch_mean.mb_beats_local.eps_le_2",
+                         "fig9.N=3.M=3.authors_batch_mean.local_beats_mb.eps=3",
+                         "figs8_9.authors_batch_mean.mb_beats_local.most"} and set(mode) <= set(CLAIMS)
+    assert all(note.endswith("ε that ran ≤ 9") for _, note in mode.values())
+    with pytest.raises(ValueError, match="mode"):
+        analysis.insurance_mode_claims({(10, 5): good}, [[10, 5]], "Authors batch")
     mnist = analysis.mnist_claims({12: _result([0.3, 0.125, 0.12], [0.3, 0.25, 0.2], 0.12, 0.13,
                                                epsilons=(1.5, 12.0, 18.0), m=12)}, [12])
     assert set(mnist) <= set(CLAIMS) and mnist["fig4.M=12.beats_nonprivate_local_from_eps"][0] == 12.0
@@ -245,7 +253,7 @@ def test_notebooks_own_every_claim_once():
     from dpcore.papers.p001_isrl.claims import NOTEBOOKS
 
     keys = [k for nb in NOTEBOOKS for k in nb.keys]
-    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28  # + 28 Fig. 3 rows
+    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28 + 4  # Fig. 3: 28, mode: 4
     assert {nb.notebook for nb in NOTEBOOKS} == {f"001_isrl_dp/{n}" for n in
                                                  ("privacy_accounting", "mnist_logistic", "insurance_linear",
                                                   "obesity_softmax")}  # fmt: skip

@@ -286,6 +286,7 @@ def _base() -> dict[str, dict[str, Any]]:
             noise_std=1.0, lipschitz=1.0, n=100, rounds=5, local_steps=2, delta=1e-5
         ),
         P1 + "accounting.one_pass_epsilon": dict(noise_std=1.0, lipschitz=1.0, batch_size=10, delta=1e-5),
+        P1 + "accounting.batch_mean_epsilon_upper": dict(noise_std=1.0, clip=1.0, rounds=10, delta=1e-5),
         P1 + "accounting.with_replacement_pld": dict(noise_multiplier=1.0, batch_size=10, n=100),
         P1 + "accounting.mixture_pld": dict(
             upper_means=np.array([0.0, 1.0]),
@@ -318,6 +319,8 @@ def _base() -> dict[str, dict[str, Any]]:
         P1 + "analysis.noise_dominated": dict(result=_panel_result(), zero_error=0.857),
         P1 + "analysis.mnist_claims": dict(results={1: _panel_result()}, fig4_silos_per_round=[1]),
         P1 + "analysis.insurance_claims": dict(results={(3, 3): _panel_result()}, fig5_panels=[(3, 3)]),
+        P1 + "analysis.insurance_mode_claims": dict(results={(3, 3): _panel_result()}, fig5_panels=[(3, 3)],
+                                                    mode="authors_batch_mean"),
         P1 + "analysis.obesity_claims": dict(
             results={1: _panel_result()}, authors=pd.DataFrame({"M": [1], "gain_vs_isrl_local_sgd": [0.1]})
         ),
@@ -514,6 +517,7 @@ INF_OK: dict[str, str] = {
     P1 + "accounting.mbsgd_epsilon": "∞ for noise_std = 0 and δ below the PLD's mass at infinite loss (docstring)",
     P1 + "accounting.local_sgd_epsilon": "as mbsgd_epsilon (docstring)",
     P1 + "accounting.one_pass_epsilon": "∞ where μ = sensitivity/σ overflows (docstring)",
+    P1 + "accounting.batch_mean_epsilon_upper": "∞ for noise_std = 0 (docstring) and where ε overflows",
     P0 + "calculator.gamma_rhs_alpha": "∞ outside the domain of F (docstring)",
     P0 + "calculator.gamma_rhs": "∞ outside the domain of F (docstring)",
     P0 + "calculator.gdp_epsilon": "∞ where the CLT's μ overflows (docstring)",

@@ -20,7 +20,7 @@ stepsize multiplied by M).
 
 >>> import torch
 >>> from dpcore.federated.models import SquaredLoss
->>> from dpcore.federated.silos import SiloPool
+>>> from dpcore.federated.silos import CLIP_SCOPES, SiloPool
 >>> x = torch.ones(1, 2, 4, 1); y = torch.full((1, 2, 4), 3.0)
 >>> pool = SiloPool(x, y, [[4, 4]], SquaredLoss())
 >>> w = mb_sgd(pool, rounds=50, silos_per_round=2, stepsize=[0.5], batch_size=2, trial_of_stream=[0], output="last")
@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from dpcore.federated.records import silo_records
-from dpcore.federated.silos import SiloPool
+from dpcore.federated.silos import CLIP_SCOPES, SiloPool
 from dpcore.validation import check_choice, check_nonnegative, check_positive_int
 
 __all__ = ["OUTPUTS", "Shuffler", "mb_sgd", "local_sgd", "accelerated_mb_sgd", "shuffled_mb_sgd", "participants"]
@@ -210,6 +210,7 @@ def mb_sgd(
     return_records: bool = False,
     lipschitz: float | None = None,
     data: str = "",
+    clip_scope: str = "example",
 ):
     """(Noisy ISRL-DP) minibatch SGD, Algorithm 2: w_{r+1} = w_r − η (1/M) Σ_{i∈S_r} g̃_r^i.
 
@@ -218,8 +219,11 @@ def mb_sgd(
     ``"uniform"`` (mean of w_0..w_{R−1}, Algorithm 2 with γ_r = 1/R).  Unconstrained (W = ℝ^d).
     ``return_records=True`` returns ``(models, records)`` with one run record per (configuration, silo)
     (:func:`dpcore.federated.records.silo_records`; needs ``clip`` or ``lipschitz``; ``data`` = provenance).
+    ``clip_scope``: ``"example"`` clips each record's gradient (the paper); ``"batch_mean"`` clips each silo's
+    minibatch mean once (the authors' insurance script, a named mode: :data:`dpcore.federated.silos.CLIP_SCOPES`).
     """
     rounds = check_positive_int("rounds", rounds)
+    scope = check_choice("clip_scope", clip_scope, CLIP_SCOPES)
     k = _per_silo(pool, batch_size, "batch_size", cap_by_size=True)
     m, eta, t, sigma, clip_t, server = _prepare(pool, silos_per_round, stepsize, trial_of_stream, noise_std, clip, seed)
     w = _initial(pool, t.numel(), eta.numel(), init)
@@ -228,14 +232,15 @@ def mb_sgd(
     for r in range(rounds):
         chosen = participants(server, t.numel(), pool.num_silos, m)
         messages = pool.mb_sgd_messages(
-            w, trial_of_stream=t, participants=chosen, batch_size=k, noise_std=sigma, clip=clip_t
+            w, trial_of_stream=t, participants=chosen, batch_size=k, noise_std=sigma, clip=clip_t, clip_scope=scope
         )
         if shuffler is not None:
             messages = shuffler(messages)
         w = w - step * messages.mean(dim=1)
         avg.add(r + 1, w)
     if return_records:
-        return avg.result(), _records(pool, "mb_sgd", rounds, k, sigma, clip_t, lipschitz, t, data)
+        kind = "mb_sgd" if scope == "example" else "mb_sgd_batch_mean"
+        return avg.result(), _records(pool, kind, rounds, k, sigma, clip_t, lipschitz, t, data)
     return avg.result()
 
 

@@ -9,6 +9,8 @@ units the noise is on the *sum* of the clipped per-record terms (standard conven
 
 * MB-SGD (Algorithm 2): K draws *with* replacement per round → ``sampling="replacement"`` (recorded, but no
   library accountant covers it: :func:`~dpcore.accounting.records.epsilon_for_record` refuses it);
+* MB-SGD clipping the minibatch *mean* once (``"mb_sgd_batch_mean"``, the authors' insurance script): the same
+  draws, ``clipping="batch"``, and the noise is on the one clipped mean (norm ≤ C), so σ/C is the multiplier;
 * Local SGD (App. I): K single-record steps per round, each a uniform draw → ``sampling="fixed"``, batch 1,
   R·K steps, noise σ per step (releasing only the last local iterate is post-processing);
 * One-pass accelerated MB-SGD (Algorithm 1): disjoint batches of one random order → ``sampling="shuffle"``,
@@ -31,8 +33,8 @@ from dpcore.validation import check_choice, check_positive
 
 __all__ = ["KINDS", "silo_records"]
 
-KINDS = ("mb_sgd", "local_sgd", "one_pass")
-_SAMPLING = {"mb_sgd": "replacement", "local_sgd": "fixed", "one_pass": "shuffle"}
+KINDS = ("mb_sgd", "mb_sgd_batch_mean", "local_sgd", "one_pass")
+_SAMPLING = {"mb_sgd": "replacement", "mb_sgd_batch_mean": "replacement", "local_sgd": "fixed", "one_pass": "shuffle"}
 
 
 def silo_records(
@@ -77,6 +79,8 @@ def silo_records(
             sigma = float(sigma_all[:, c, i].min())
             if kind == "local_sgd":
                 batch, steps, z = 1, rounds * k, sigma / bound
+            elif kind == "mb_sgd_batch_mean":
+                batch, steps, z = k, rounds, sigma / bound
             else:
                 batch, steps, z = k, rounds, k * sigma / bound
             if not np.isfinite(z):
@@ -87,7 +91,7 @@ def silo_records(
                 dataset_size=n,
                 batch_size=batch,
                 steps=steps,
-                clipping="individual",
+                clipping="batch" if kind == "mb_sgd_batch_mean" else "individual",
                 clip_norm=bound,
                 noise_multiplier=z,
                 noise_std=z * bound,

@@ -17,7 +17,8 @@ algorithm prescribes).  Different streams are independent.
 
 Shapes: models W are [S, C, k, d] (k outputs); ``participants`` [S, M] silo indices;
 ``noise_std`` [T, C, N] (σ of silo i under configuration c in trial t); ``batch_size``
-[T, N]; ``clip`` [C] (per-example gradient clipping, ``inf`` for none).
+[T, N]; ``clip`` [C] (per-example gradient clipping, ``inf`` for none; MB-SGD's ``clip_scope="batch_mean"``
+clips the minibatch mean instead, the authors' insurance script).
 """
 
 from __future__ import annotations
@@ -26,8 +27,14 @@ import numpy as np
 import torch
 
 from dpcore.federated.models import GLMLoss
+from dpcore.validation import check_choice
 
-__all__ = ["SiloPool", "LOCAL_BLOCK", "LOCAL_GROUP"]
+__all__ = ["SiloPool", "CLIP_SCOPES", "LOCAL_BLOCK", "LOCAL_GROUP"]
+
+#: what MB-SGD's message clips: each record's gradient (Algorithm 2 with Abadi et al.'s clipping, the paper's
+#: description) or the minibatch mean gradient once (lowya/Private-Federated-Learning-Without-a-Trusted-Server
+#: @421aeb6, DP_FL_insurance_linreg_FINAL.py lines 187-189, ``ACnoisyMB_sgd``)
+CLIP_SCOPES = ("example", "batch_mean")
 
 #: Local SGD steps taken per block (one matrix product for the block's logits, one for its update of w)
 LOCAL_BLOCK = 16
@@ -169,12 +176,16 @@ class SiloPool:
         batch_size: torch.Tensor,
         noise_std: torch.Tensor,
         clip: torch.Tensor | None = None,
+        clip_scope: str = "example",
     ) -> torch.Tensor:
         """What each participating silo sends in a round of Noisy ISRL-DP MB-SGD (Algorithm 2).
 
         Silo i draws K_i of its records uniformly *with replacement* and sends
         (1/K_i) Σ_j clip(∇f(w, x_j)) + u_i, u_i ~ N(0, σ_i² I).  Returns [S, M, C, k, d].
+        ``clip_scope="batch_mean"`` sends clip((1/K_i) Σ_j ∇f(w, x_j)) + u_i instead (the whole [k, d] mean
+        scaled to norm ≤ clip): one record can then move the message by 2·clip, not 2·clip/K_i.
         """
+        scope = check_choice("clip_scope", clip_scope, CLIP_SCOPES)
         t, p = self._select(trial_of_stream, participants)
         n_sel = self._sizes[t, p]  # [S, M]
         k_sel = batch_size[t, p]  # [S, M]
@@ -189,7 +200,11 @@ class SiloPool:
         rows = self._rows(trial_of_stream, participants, idx)
         d = self._x.shape[3]
         x = self._x.view(-1, d)[rows]
-        grads = self._weighted_gradients(models, x, self._y.view(-1)[rows], self._xnorm.view(-1)[rows], weights, clip)
+        each = clip if scope == "example" else None
+        grads = self._weighted_gradients(models, x, self._y.view(-1)[rows], self._xnorm.view(-1)[rows], weights, each)
+        if scope == "batch_mean" and clip is not None:
+            norm = grads.flatten(3).norm(dim=-1)  # [S, M, C]
+            grads = grads * torch.clamp(clip / torch.clamp(norm, min=1e-30), max=1.0)[..., None, None]
         sigma = noise_std[t, :, p]  # [S, M, C]
         noise = self._noise((s, m, 1, models.shape[2], models.shape[3]), bool((sigma > 0).any()))
         if noise is not None:

@@ -45,6 +45,7 @@ import numpy as np
 from dp_accounting import pld
 from scipy import special, stats
 
+from dpcore.accounting import gaussian
 from dpcore.accounting.calibrate import SIGMA_MAX, check_rtol, smallest_sigma
 from dpcore.accounting.dpsgd import PLD_GRID
 from dpcore.validation import (
@@ -72,6 +73,7 @@ __all__ = [
     "moments_accountant_epsilon_limit",
     "theory_epsilon_limit",
     "mbsgd_epsilon",
+    "batch_mean_epsilon_upper",
     "local_sgd_epsilon",
     "one_pass_epsilon",
     "with_replacement_pld",
@@ -565,6 +567,33 @@ def mbsgd_epsilon(
     grid = value_discretization_interval
     single = with_replacement_pld(z, batch_size, n, neighbours=neighbours, value_discretization_interval=grid)
     return _composed_epsilon(single, rounds, delta)
+
+
+def batch_mean_epsilon_upper(*, noise_std: float, clip: float, rounds: int, delta: float) -> float:
+    """An upper bound on ε of one silo's R messages when the silo clips its minibatch *mean* once.
+
+    The authors' insurance script (lowya/Private-Federated-Learning-Without-a-Trusted-Server@421aeb6,
+    ``DP_FL_insurance_linreg_FINAL.py`` lines 187-190, ``ACnoisyMB_sgd``) sends clip_L((1/K) Σ_j ∇f(w, x_j)) +
+    N(0, σ² I) with App. I's σ, which assumes the per-record bound of Algorithm 2.  Replacing one record (the
+    paper's Def. 2) can move a clipped mean anywhere in the ball of radius L: sensitivity 2L, for every draw of
+    the minibatch.  Each message is then the Gaussian mechanism with sensitivity 2L and std σ, (2L/σ)-GDP for
+    every fixed draw (Dong, Roth & Su 2022, Thm 2.7), hence for the mixture over draws (the same mixture on both
+    neighbours: joint convexity of the hockey-stick divergence), and R adaptive messages are (2L√R/σ)-GDP
+    (their Cor. 3.3); ε is read off the GDP curve at ``delta`` (their Cor. 2.13).
+
+    No amplification by the K-of-n draw is credited (no accountant here covers a clipped mean of draws with
+    replacement), so this is an upper bound, never below the truth; ``math.inf`` for ``noise_std=0``.
+
+    >>> round(batch_mean_epsilon_upper(noise_std=1.0, clip=0.5, rounds=4, delta=1e-5), 3)  # μ = 2
+    9.997
+    """
+    sigma = check_nonnegative("noise_std", noise_std)
+    clip = check_positive("clip", clip)
+    rounds = check_positive_int("rounds", rounds)
+    delta = check_open_unit("delta", delta)
+    if sigma == 0:
+        return math.inf
+    return gaussian.epsilon_from_mu(2.0 * clip * math.sqrt(rounds) / sigma, delta)
 
 
 def local_sgd_epsilon(

@@ -10,6 +10,7 @@ relative RMSE is better).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "share_below_naive",
     "share_mb_beats_local",
     "local_beats_mb",
+    "insurance_mode_claims",
     "gains_note",
     "selected_summary",
     "authors_script_sweep",
@@ -326,6 +328,31 @@ def insurance_claims(
             gains_note(results[(3, 3)]),
         )
     return claims
+
+
+_MODE_KEYS = {  # claim of insurance_claims -> its row under a named mode (``{mode}`` filled in)
+    r"^(fig5\.N=\d+\.M=\d+)\.(mb_beats_local\.eps_le_2)$": r"\1.{mode}.\2",
+    r"^(figs8_9)\.(mb_beats_local\.most)$": r"\1.{mode}.\2",
+    r"^(fig9\.N=3\.M=3)\.(local_beats_mb\.eps=3)$": r"\1.{mode}.\2",
+}
+
+
+def insurance_mode_claims(results: dict[tuple[int, int], fe.PanelResult], fig5_panels: Sequence[Sequence[int]],
+                          mode: str, epsilon_note: str = "") -> dict[str, tuple]:
+    """The orderings of :func:`insurance_claims` for results run under a named ``mode`` (e.g. ``"authors_batch_mean"``,
+    :func:`dpcore.papers.p001_isrl.panels.insurance_batch_mean_mode`), keyed ``<figure>.<panel>.<mode>.<check>``;
+    ``epsilon_note`` (the ε that ran) is appended to every note."""
+    if not isinstance(mode, str) or not re.fullmatch(r"[a-z0-9_]+", mode):
+        raise ValueError(f"mode must be a lower-case identifier such as 'authors_batch_mean', got {mode!r}")
+    if not isinstance(epsilon_note, str):
+        raise ValueError(f"epsilon_note must be a string (the ε that ran, or ''), got {epsilon_note!r}")
+    out = {}
+    for key, (value, note) in insurance_claims(results, fig5_panels).items():
+        for pattern, template in _MODE_KEYS.items():
+            if re.match(pattern, key):
+                out[re.sub(pattern, template.format(mode=mode), key)] = (
+                    value, "; ".join(part for part in (note, epsilon_note) if part))
+    return out
 
 
 def obesity_claims(results: dict[int, fe.PanelResult], authors: pd.DataFrame,

@@ -29,7 +29,7 @@ import torch
 from dpcore.federated import algorithms
 from dpcore.federated.datasets import FederatedTrials
 from dpcore.federated.models import make_loss
-from dpcore.federated.silos import SiloPool
+from dpcore.federated.silos import CLIP_SCOPES, SiloPool
 from dpcore.papers.p001_isrl import accounting as isrl
 from dpcore.validation import check_choice, check_positive, check_positive_int
 
@@ -80,6 +80,9 @@ class Sweep:
 
     ``noise_scale`` multiplies every silo's calibrated σ (1 = the paper's calibration); it exists
     to emulate scripts that added less noise than the paper describes.
+    ``clip_scope`` (MB-SGD only): ``"example"`` (the paper) or ``"batch_mean"`` (the authors' insurance script
+    clips each silo's minibatch mean once; the σ formula is unchanged, so the ε that ran is larger: see
+    :func:`dpcore.papers.p001_isrl.accounting.batch_mean_epsilon_upper`).
     """
 
     algorithm: str
@@ -96,9 +99,13 @@ class Sweep:
     output: str = "window"
     window: int = 8
     noise_scale: float = 1.0
+    clip_scope: str = "example"
 
     def __post_init__(self) -> None:
         check_choice("algorithm", self.algorithm, ALGORITHMS)
+        check_choice("clip_scope", self.clip_scope, CLIP_SCOPES)
+        if self.clip_scope != "example" and self.algorithm != "mb-sgd":
+            raise ValueError(f"clip_scope={self.clip_scope!r} is an MB-SGD mode; {self.algorithm} clips per example")
         check_positive("noise_scale", self.noise_scale)
         check_choice("noise", self.noise, isrl.FORMULAS)
         if not self.epsilons or any(not (e > 0) for e in self.epsilons):
@@ -272,7 +279,8 @@ def run_sweep(
         )
         if sweep.algorithm == "mb-sgd":
             w = algorithms.mb_sgd(
-                pool, rounds=sweep.rounds, batch_size=batch, output=sweep.output, window=sweep.window, **common
+                pool, rounds=sweep.rounds, batch_size=batch, output=sweep.output, window=sweep.window,
+                clip_scope=sweep.clip_scope, **common,
             )
         elif sweep.algorithm == "local-sgd":
             w = algorithms.local_sgd(
