@@ -68,6 +68,8 @@ def why_differs_bars(
                         xytext=(0, 2), textcoords="offset points", rotation=90)  # fmt: skip
     ax.set_xticks(pos, quantities)
     ax.set_ylabel(ylabel)
-    ax.margins(y=0.35)
-    ax.legend(fontsize=7, loc="upper right", framealpha=0.9)
+    # headroom above the tallest bar and its rotated label, then the legend in one row across the top: it never
+    # covers a bar or a label
+    ax.margins(y=0.6)
+    ax.legend(fontsize=7, loc="upper center", ncols=min(len(readings) + 1, 4), framealpha=0.9)
     return ax
