@@ -425,7 +425,9 @@ def mode_claim_values(why: pd.DataFrame, cells: pd.DataFrame) -> dict[str, tuple
 
     * ``fig1.mnist.<s>.b1024.bc_comparable_to_ic``: Algorithm 1's BC best-epoch accuracy >= its IC one − 1 pp;
     * ``fig1.mnist.<s>.b1024.bc_divided_by_batch_close_to_nonprivate``: BC under the authors' HEAD noise placement
-      (σC/|S_b|) >= the non-private cell − 1 pp, with the ε (A_1) of the noise that ran in the note.
+      (σC/|S_b|) >= the non-private cell − 1 pp, with the ε (A_1) of the noise that ran in the note;
+    * ``table3.mnist.<s>.b1024.ic_authors_93f6075_reaches_printed``: IC under the authors' 93f6075 code >= Table 3's
+      printed IC − 1 pp, with the ε (A_1) of the noise that ran in the note.
     """
     if not isinstance(why, pd.DataFrame) or not {"reading", "cell", "status", "best_pct"} <= set(why.columns):
         raise ValueError("why must be a frame from why_differs_frame")
@@ -458,4 +460,14 @@ def mode_claim_values(why: pd.DataFrame, cells: pd.DataFrame) -> dict[str, tuple
                         f"mode bc_divided_by_batch: BC {mode['best_pct']:.2f} (C = {mode['clip_norm']:g}, final "
                         f"{mode['final_pct']:.2f}) vs non-private {np_pct:.2f}; ε(1e-5) A_1 of the noise that ran "
                         f"{_eps(mode['epsilon_A1'])}, not the paper's {_eps(mode['epsilon_claimed'])}")  # fmt: skip
+        key = f"table3.mnist.{sampling}.b1024.ic_authors_93f6075_reaches_printed"
+        ic93 = cell("authors_93f6075", f"{sampling} IC")
+        if ic93 is None:
+            out[key] = (None, f"mnist/{sampling}/IC/b1024/mode/authors_93f6075 needs a result")
+        else:
+            printed = float(ic93["printed_pct"])
+            out[key] = (bool(ic93["best_pct"] >= printed - _MARGIN_PP),
+                        f"mode authors_93f6075: IC {ic93['best_pct']:.2f} (C = {ic93['clip_norm']:g}, final "
+                        f"{ic93['final_pct']:.2f}) vs printed {printed:.2f}; ε(1e-5) A_1 of the noise that ran "
+                        f"{_eps(ic93['epsilon_A1'])}, not the paper's {_eps(ic93['epsilon_claimed'])}")  # fmt: skip
     return out
