@@ -20,7 +20,7 @@ stepsize multiplied by M).
 
 >>> import torch
 >>> from dpcore.federated.models import SquaredLoss
->>> from dpcore.federated.silos import CLIP_SCOPES, SiloPool
+>>> from dpcore.federated.silos import SiloPool
 >>> x = torch.ones(1, 2, 4, 1); y = torch.full((1, 2, 4), 3.0)
 >>> pool = SiloPool(x, y, [[4, 4]], SquaredLoss())
 >>> w = mb_sgd(pool, rounds=50, silos_per_round=2, stepsize=[0.5], batch_size=2, trial_of_stream=[0], output="last")

@@ -33,7 +33,7 @@ __all__ = ["SiloPool", "CLIP_SCOPES", "LOCAL_BLOCK", "LOCAL_GROUP"]
 
 #: what MB-SGD's message clips: each record's gradient (Algorithm 2 with Abadi et al.'s clipping, the paper's
 #: description) or the minibatch mean gradient once (lowya/Private-Federated-Learning-Without-a-Trusted-Server
-#: @421aeb6, DP_FL_insurance_linreg_FINAL.py lines 187-189, ``ACnoisyMB_sgd``)
+#: @421aeb6, DP_FL_insurance_linreg_FINAL.py lines 187-190, ``ACnoisyMB_sgd``)
 CLIP_SCOPES = ("example", "batch_mean")
 
 #: Local SGD steps taken per block (one matrix product for the block's logits, one for its update of w)

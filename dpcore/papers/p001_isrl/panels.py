@@ -115,6 +115,9 @@ def insurance_batch_mean_mode(
     SGD's, and ``epsilon_ran_upper``, the ε that the mode's noise gives at most (the claimed ε is the calibration
     target, not what ran: one record moves a clipped mean by 2L, not 2L/K).
     """
+    if not isinstance(results, dict) or not results or not all(
+            isinstance(r, fe.PanelResult) for r in results.values()):
+        raise ValueError("results must be a non-empty {(N, M): PanelResult} from run_insurance")
     out, rows = {}, []
     for (num_silos, m), result in results.items():
         federation = fd.insurance_by_charges(frame, num_silos=num_silos, trials=trials, seed=seed + num_silos)
