@@ -188,7 +188,8 @@ class PerSiloPool(SiloPool):
         self._base_seed = int(seed)
         self._round = 0
 
-    def mb_sgd_messages(self, models, *, trial_of_stream, participants, batch_size, noise_std, clip=None):
+    def mb_sgd_messages(self, models, *, trial_of_stream, participants, batch_size, noise_std, clip=None,
+                        clip_scope="example"):
         if models.shape[0] != 1 or models.shape[1] != 1 or self.num_trials != 1:
             raise ValueError("PerSiloPool runs one trial, one stream and one configuration")
         out = []
@@ -197,7 +198,7 @@ class PerSiloPool(SiloPool):
             out.append(
                 super().mb_sgd_messages(
                     models, trial_of_stream=trial_of_stream, participants=torch.tensor([[i]]), batch_size=batch_size,
-                    noise_std=noise_std, clip=clip,
+                    noise_std=noise_std, clip=clip, clip_scope=clip_scope,
                 )  # fmt: skip
             )
         self._round += 1
