@@ -96,8 +96,8 @@ def _mode_epsilon(sweep: fe.Sweep, sizes: np.ndarray, batch: np.ndarray, epsilon
     """The upper bound on ε that ran (:func:`isrl.batch_mean_epsilon_upper`) for the silo with the fewest records."""
     i = np.unravel_index(int(np.argmin(sizes)), sizes.shape)
     n, k = int(sizes[i]), int(batch[i])
-    sigma = isrl.noise_std(lipschitz=1.0, rounds=sweep.rounds, n=n, epsilon=epsilon, delta=1.0 / n**2, batch_size=k,
-                           formula=sweep.noise)  # σ ∝ L: one clip threshold gives σ/L for all
+    # the σ the sweep ran (its own calibration and noise_scale); σ ∝ L, so L = 1 gives σ/L for every clip threshold
+    sigma = fe._silo_noise(sweep, n, k, epsilon, 1.0) * sweep.noise_scale
     return isrl.batch_mean_epsilon_upper(noise_std=sigma, clip=1.0, rounds=sweep.rounds, delta=1.0 / n**2)
 
 
