@@ -162,14 +162,16 @@ def test_feature_dataset_is_cached_and_synthetic_only_in_dry_runs(tiny):
     torch.testing.assert_close(again.evaluation[0], real.evaluation[0])
 
 
-def test_dry_run_scales_batches_above_the_probe(tiny, monkeypatch):
-    monkeypatch.setattr(dr, "PROBE_BATCH", 16)
+def test_dry_run_scales_batches_above_the_probe(tiny):
     cfg = _mm_config()
     exp = registry.Experiment("tiny002_dry", "test", lambda p, lookup: [registry.PlannedRun("r", cfg)])
     stream = io.StringIO()
-    rows = dry_run(exp, "quick", results_root=tiny / "r", checkpoints_root=tiny / "c", stream=stream)
+    rows = dry_run(exp, "quick", results_root=tiny / "r", checkpoints_root=tiny / "c", stream=stream, probe_batch=16)
     assert rows[0].scaled_from == 16 and rows[0].steps == 7 and rows[0].step_seconds > 0
-    assert "scaled linearly" in stream.getvalue()
+    assert "timed at a batch of 16 and scaled linearly" in stream.getvalue()
+    with pytest.raises(ValueError, match="probe_batch"):
+        dry_run(exp, "quick", results_root=tiny / "r", checkpoints_root=tiny / "c", stream=stream, probe_batch=0)
+    assert dr.PROBE_BATCH == 1024  # the CLI's default
 
 
 # ---------------------------------------------------------------------------------------------- calibration, plans

@@ -120,13 +120,17 @@ def dry_run(
     results_root: str | Path | None = None,
     checkpoints_root: str | Path | None = None,
     stream: IO[str] | None = None,
+    probe_batch: int = PROBE_BATCH,
 ) -> list[DryRunRow]:
     """Dry-run the (selected) runs of ``experiment`` at ``profile``; print and return one row per run.
 
     ``synthetic_ok``: a data set whose files are missing is replaced by random images of its exact
-    shape and size (the output says so); ``False`` raises instead.
+    shape and size (the output says so); ``False`` raises instead.  ``probe_batch``: runs with a larger batch
+    are timed at this batch and scaled linearly (default :data:`PROBE_BATCH`; a smaller one checks the plan in
+    less time, with a rougher estimate).
     """
     steps = check_positive_int("steps", steps)
+    probe_batch = check_positive_int("probe_batch", probe_batch)
     exp = get(experiment) if isinstance(experiment, str) else experiment
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     plan = select(exp.runs(profile, store.load), only)
@@ -140,23 +144,26 @@ def dry_run(
         trainer = (exp.trainer or default_trainer)(cfg, data)
         probe = hasattr(trainer, "time_client_round")
         key = cost_key(cfg)
-        big = not probe and cfg.batch_size > PROBE_BATCH
+        timed = probe_batch
+        if cfg.clipping == "mixed" and cfg.group_size:  # whole groups, at least two, in the probe as well
+            timed = cfg.group_size * max(2, -(-probe_batch // cfg.group_size))
+        big = not probe and cfg.batch_size > timed
         if probe:  # a fitted line: independent of the batch size
             key = ("probe", *key[:4], *key[5:])
-        elif big:  # timed at PROBE_BATCH: shared by every batch above it on inputs of the same shape
+        elif big:  # timed at probe_batch: shared by every batch above it on inputs of the same shape
             key = ("scaled", *key[:2], tuple(data.train[0].shape[1:]), *key[3:4], *key[5:])
         measured = key not in timings
         if measured and probe:
             timings[key], scaled[key] = _probe_line(trainer), None
         elif measured and big:
-            small = (exp.trainer or default_trainer)(cfg.with_(batch_size=PROBE_BATCH), data)
-            timings[key], scaled[key] = _time_steps(small, steps), PROBE_BATCH
+            small = (exp.trainer or default_trainer)(cfg.with_(batch_size=timed), data)
+            timings[key], scaled[key] = _time_steps(small, steps), timed
         elif measured:
             timings[key], scaled[key] = _time_steps(trainer, steps), None
         if probe:
             step_seconds = cfg.clients * (timings[key][0] + timings[key][1] * cfg.batch_size)
         elif big:
-            step_seconds = timings[key] * cfg.batch_size / PROBE_BATCH
+            step_seconds = timings[key] * cfg.batch_size / scaled[key]
         else:
             step_seconds = timings[key]
         ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
@@ -196,8 +203,9 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
     if any(r.extrapolated for r in rows):
         lines.append(f"asynchronous runs: a round (n clients) is EXTRAPOLATED from timing one client's round on "
                      f"{PROBE_EXAMPLES // 2} and {PROBE_EXAMPLES} examples (linear in the batch size)")  # fmt: skip
-    if any(r.scaled_from for r in rows):
-        lines.append(f"'~' : timed at a batch of {PROBE_BATCH} and scaled linearly to the run's batch")
+    probes = sorted({r.scaled_from for r in rows if r.scaled_from})
+    if probes:
+        lines.append(f"'~' : timed at a batch of {', '.join(map(str, probes))} and scaled linearly to the run's batch")
     if any(r.synthetic_data for r in rows):
         lines.append("NOTE: some data files are missing; those runs were timed on SYNTHETIC data of the same shape")
     return "\n".join(lines)
