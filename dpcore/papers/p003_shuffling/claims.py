@@ -295,8 +295,9 @@ _HEAD_BC = ("MisaNguyen/DPSGD@cb9d35549259207723063405f898d8bc507b61a0, PyTorchP
             "lines 48 and 56: std = sigma*const_C, param.grad = (grad*batch_size + noise)/batch_size")
 _AUTHORS_93F6075 = ("MisaNguyen/DPSGD@93f6075e507afadb350eded668b364efeb29b07d, "
                     "PyTorchProjectFramework/CIFAR10_train.py lines 422-427 (each micro-batch gradient clipped per "
-                    "parameter tensor, clip_grad_norm_(param.grad, max_norm=args.max_grad_norm), and summed), 434-435 (the sum copied to the model gradient, NOT "
-                    "divided by m) and 464-472 (Normal(0, 2σC) noise, param.grad + noise.div(m))")
+                    "parameter tensor, clip_grad_norm_(param.grad, max_norm=args.max_grad_norm), and summed), "
+                    "434-435 (the sum copied to the model gradient, NOT divided by m) and 464-472 (Normal(0, 2σC) "
+                    "noise, param.grad + noise.div(m))")
 _A10 = {  # (sampling, BC file, BC %, C, IC file, IC %)
     "SS": ("520241de8734dbbc", 62.86, 0.03, "35f3a8046f5cac01", 93.05),
     "SH": ("d9e4706b1ee7390b", 55.78, 0.1, "67d0de4f8ad39577", 92.86),
