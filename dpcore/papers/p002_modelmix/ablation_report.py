@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 
 from dpcore.experiments.store import Store
 from dpcore.papers.p002_modelmix.claims import TABLE1_EPSILONS, TABLE1_PRINTED
-from dpcore.papers.p002_modelmix.training import AUTHORS_BN_NOISE, DELTA
+from dpcore.papers.p002_modelmix.training import AUTHORS_BN_NOISE, DELTA, paper_epsilon
 from dpcore.plots import new_axes
 from dpcore.training.private_norm import NormalizationRecord, composed_epsilon
 from dpcore.validation import check_choice
@@ -62,8 +62,9 @@ def _check_profile(profile: str) -> str:
 
 def normalization_budget_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
     """Per Table I CIFAR-10 cell with ε in :data:`BUDGET_EPSILONS` and a finished run (the first seed that has one):
-    the ε its own accountant reports for the training ("epsilon_reported", the column's ε), and under one RDP
-    composition ((Balle et al. conversion, δ = 1e-5) the training alone, the authors' normalisation alone
+    the ε of its training under its own accountant, evaluated now on the stored record ("epsilon_reported", the
+    column's ε: :func:`training.paper_epsilon`), and under one RDP composition (Balle et al. conversion,
+    δ = 1e-5) the training alone, the authors' normalisation alone
     (two releases, σ = :data:`training.AUTHORS_BN_NOISE`, on the run's n) and both ("epsilon_total").
 
     Rows without a finished run have NaN values and ``run`` = "".  ModelMix's training RDP is its own accountant's
@@ -87,7 +88,7 @@ def normalization_budget_frame(profile: str, *, results_root: Any = None) -> pd.
                 record = result["record"]
                 norm = NormalizationRecord.planned(AUTHORS_BN_NOISE, int(record["dataset_size"]))
                 composed = composed_epsilon(record, norm, DELTA)
-                row.update({"run": planned.name, "epsilon_reported": float(result["epsilon"]["paper"]["value"]),
+                row.update({"run": planned.name, "epsilon_reported": paper_epsilon(record, planned.config).value,
                             "epsilon_training_rdp": composed.training, "epsilon_normalization": composed.normalization,
                             "epsilon_total": composed.total, "description": composed.description})  # fmt: skip
                 break
