@@ -9,15 +9,17 @@ Readings without a run are drawn as an empty slot with "not run".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
 
 from dpcore.plots import PALETTE
 
-__all__ = ["why_differs_bars"]
+__all__ = ["why_differs_bars", "bar_inputs"]
 
 
 def why_differs_bars(
@@ -73,3 +75,23 @@ def why_differs_bars(
     ax.margins(y=0.6)
     ax.legend(fontsize=7, loc="upper center", ncols=min(len(readings) + 1, 4), framealpha=0.9)
     return ax
+
+
+def bar_inputs(
+    frame: pd.DataFrame, readings: Sequence[str], *, value: str, eps_text: Callable[[Mapping[str, Any]], str]
+) -> tuple[list[str], list[float], list[list[float]], list[list[str]], list[list[str]]]:
+    """The arguments of :func:`why_differs_bars` from a long frame with one row per (``reading``, ``cell``) and the
+    columns ``printed_pct``, ``status`` and ``value``: (cells in order of appearance, printed per cell, ours,
+    ε texts (``eps_text(row)``) and missing texts (the row's status) per reading and cell)."""
+    need = {"reading", "cell", "printed_pct", "status", value}
+    if not isinstance(frame, pd.DataFrame) or not need <= set(frame.columns):
+        raise ValueError(f"frame must be a data frame with columns {sorted(need)}")
+    cells = list(dict.fromkeys(frame["cell"]))
+    printed = [float(frame[frame["cell"] == c]["printed_pct"].iloc[0]) for c in cells]
+    ours, texts, missing = [], [], []
+    for reading in readings:
+        part = frame[frame["reading"] == reading].set_index("cell")
+        ours.append([float(part.loc[c, value]) for c in cells])
+        texts.append([eps_text(part.loc[c]) for c in cells])
+        missing.append([str(part.loc[c, "status"]) for c in cells])
+    return cells, printed, ours, texts, missing

@@ -37,3 +37,20 @@ def test_bad_shapes_name_the_argument():
     with pytest.raises(ValueError, match="printed"):
         why_differs_bars(ax, ["a", "b"], [1.0], ["r"], [[1.0, 2.0]], [["x", "y"]])
     plt.close(fig)
+
+
+def test_bar_inputs_orders_cells_and_readings_from_a_long_frame():
+    import pandas as pd
+
+    from dpcore.plots_why import bar_inputs
+
+    frame = pd.DataFrame({
+        "reading": ["a", "a", "b", "b"], "cell": ["x", "y", "x", "y"], "printed_pct": [50.0, 60.0, 50.0, 60.0],
+        "status": ["done", "not run", "done", "done"], "v": [1.0, float("nan"), 3.0, 4.0],
+    })  # fmt: skip
+    cells, printed, ours, eps, missing = bar_inputs(frame, ["b", "a"], value="v", eps_text=lambda r: f"e{r['v']}")
+    assert cells == ["x", "y"] and printed == [50.0, 60.0]
+    assert ours[0] == [3.0, 4.0] and ours[1][0] == 1.0 and ours[1][1] != ours[1][1]  # NaN where not run
+    assert eps == [["e3.0", "e4.0"], ["e1.0", "enan"]] and missing == [["done", "done"], ["done", "not run"]]
+    with pytest.raises(ValueError, match="frame"):
+        bar_inputs(frame, ["a"], value="missing", eps_text=str)

@@ -183,17 +183,11 @@ def gap_figure(ablation: pd.DataFrame, table1: pd.DataFrame, *, title: str = "")
     bar with the training ε of what ran and, with a private normalisation, the total ε.  Readings without a
     result are empty slots labelled "not run"; the x label lists the ablation runs still missing.  Returns the
     figure and :func:`gap_frame`."""
-    from dpcore.plots_why import why_differs_bars
+    from dpcore.plots_why import bar_inputs, why_differs_bars
 
     frame = gap_frame(ablation, table1)
-    cells = list(dict.fromkeys(frame["cell"]))
-    printed = [float(frame[frame["cell"] == c]["printed_pct"].iloc[0]) for c in cells]
-    ours, eps_text, missing = [], [], []
-    for reading in GAP_READINGS:
-        part = frame[frame["reading"] == reading].set_index("cell")
-        ours.append([float(part.loc[c, "ours_pct"]) for c in cells])
-        eps_text.append([_eps_text(part.loc[c]) for c in cells])
-        missing.append([str(part.loc[c, "status"]) for c in cells])
+    cells, printed, ours, eps_text, missing = bar_inputs(frame, list(GAP_READINGS), value="ours_pct",
+                                                         eps_text=_eps_text)  # fmt: skip
     fig, axes = new_axes(1, 1, width=12.0, height=5.4)
     ax = axes[0, 0]
     why_differs_bars(ax, cells, printed, [v[0] for v in GAP_READINGS.values()], ours, eps_text,

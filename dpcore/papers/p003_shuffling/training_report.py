@@ -379,20 +379,13 @@ def why_differs_figure(modes: pd.DataFrame, *, title: str = "") -> tuple[Figure,
     Table 3 accuracy, then ours under Algorithm 1 as printed and under each of the authors' practices that ran
     (:data:`training.MODES`), each bar with the ε of its own mechanism and, where the run's noise is not the nominal
     one, the paper's claimed ε beside it.  Returns the figure and :func:`why_differs_frame`."""
-    from dpcore.plots_why import why_differs_bars
+    from dpcore.plots_why import bar_inputs, why_differs_bars
 
     frame = why_differs_frame(modes)
     ran = [r for r in READINGS if (frame[frame["reading"] == r]["status"] == "done").any()]
     readings = ran or ["algorithm1"]
     planned = [r for r in READINGS if r not in readings and (frame[frame["reading"] == r]["status"] == "not run").any()]
-    cells = list(dict.fromkeys(frame["cell"]))
-    printed = [float(frame[frame["cell"] == c]["printed_pct"].iloc[0]) for c in cells]
-    ours, eps_text, missing = [], [], []
-    for reading in readings:
-        part = frame[frame["reading"] == reading].set_index("cell")
-        ours.append([float(part.loc[c, "best_pct"]) for c in cells])
-        eps_text.append([_mode_eps_text(part.loc[c]) for c in cells])
-        missing.append([str(part.loc[c, "status"]) for c in cells])
+    cells, printed, ours, eps_text, missing = bar_inputs(frame, readings, value="best_pct", eps_text=_mode_eps_text)
     fig, axes = new_axes(1, 1, width=12.0, height=5.2)
     ax = axes[0, 0]
     why_differs_bars(ax, cells, printed, [READINGS[r] for r in readings], ours, eps_text,
