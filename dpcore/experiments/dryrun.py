@@ -7,9 +7,10 @@ differ only in what cannot change the cost of a round (C, σ > 0, seed, data sub
 timing: the first of them runs ``steps`` rounds and the time of the last one is the step time.  The
 evaluation of one epoch is timed on up to 1,000 examples and scaled to the evaluated split.
 
-A run whose (expected) batch exceeds :data:`PROBE_BATCH` examples is timed at that batch and its step
-time scaled linearly to its batch (marked ``~``; per-example gradients cost about linearly in the batch on a
-CPU, so on a GPU the scaled time is an upper bound): paper 002's Table I draws 8,192 examples per round.
+A run whose (expected) batch exceeds the probe batch (``probe_batch``, default :data:`PROBE_BATCH` examples;
+whole groups for mixed clipping) is timed at that batch and its step time scaled linearly to its batch (marked
+``~``; per-example gradients cost about linearly in the batch on a CPU, so on a GPU the scaled time is an upper
+bound): paper 002's Table I draws 8,192 examples per round.
 
 Estimate of a run = rounds × step time + epochs × evaluation time (data loading excluded: it is shared).
 
