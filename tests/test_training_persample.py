@@ -119,6 +119,37 @@ def test_layer_engine_conv_routes_equal_explicit_loop(monkeypatch, route, linf_p
         torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("factor", [0.0, math.inf])
+@pytest.mark.parametrize("linf_p", [None, 5000])
+def test_materialised_conv_gradients_bmm_and_grouped_agree_with_loop(monkeypatch, factor, linf_p):
+    """The materialise route's two ways to per-sample conv gradients, each forced on every layer: the grouped
+    weight-gradient convolution (BMM_ROUTE_FACTOR = 0) and unfold + batched matmul (inf), with stride 2,
+    dilation 2 and a 3×2 kernel, l2 and l2 + l∞ clipping, against one backward per sample."""
+    import dpcore.training.persample as persample
+
+    monkeypatch.setattr(persample, "_FORCE_CONV_ROUTE", "materialise")
+    monkeypatch.setattr(persample, "SMALL_CONV_FAN_IN", 0)
+    monkeypatch.setattr(persample, "BMM_ROUTE_FACTOR", factor)
+    unfolded = []
+    original = nn.functional.unfold
+
+    def spy(a, *args, **kwargs):
+        unfolded.append(a.shape)
+        return original(a, *args, **kwargs)
+
+    model = _model(7)
+    x, y = _data(6, seed=7)
+    ref, ref_norms = _reference(model, x, y, 1, 0.05, linf_p=linf_p)
+    monkeypatch.setattr(nn.functional, "unfold", spy)
+    res = clipped_group_sum(model, _ce, x, y, group_size=1, clip_norm=0.05, linf_p=linf_p, engine="layer")
+    monkeypatch.setattr(nn.functional, "unfold", original)
+    n_convs = sum(isinstance(m, nn.Conv2d) for m in model.modules())
+    assert len(unfolded) == (n_convs if math.isinf(factor) else 0)
+    torch.testing.assert_close(res.norms, ref_norms, rtol=1e-10, atol=1e-12)
+    for a, b in zip(res.clipped_sum, ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     ("cin", "cout", "k", "stride", "padding", "dilation", "size"),
     [
