@@ -69,10 +69,12 @@ and the direction of the comparison, not the printed accuracies.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -87,6 +89,7 @@ from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun, registe
 from dpcore.experiments.results import results_frame
 from dpcore.experiments.runner import train_eval_indices
 from dpcore.experiments.store import Store, decode_float
+from dpcore.memo import DiskMemo
 from dpcore.models import build_model
 from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.private_norm import (
@@ -251,7 +254,14 @@ def _phases(tau: tuple[tuple[float, float], ...], steps: int) -> tuple[tuple[int
     return tuple((int(p["steps"]), float(p["tau_ratio"])) for p in described)
 
 
+#: the calibrations of the grids persist across processes (``build/cache/``), keyed by the code that computes them
+_CALIBRATION_MEMO = DiskMemo("p002_calibrate", [
+    Path(mm.__file__).parent, __file__, inspect.getfile(ModelMixConfig), inspect.getfile(check_positive),
+])  # fmt: skip
+
+
 @lru_cache(maxsize=512)
+@_CALIBRATION_MEMO
 def calibrate(target_epsilon: float, *, n: int, batch_size: int, steps: int, clip: float,
               tau: tuple[tuple[float, float], ...] = (), linf_p: int | None = None) -> float:  # fmt: skip
     """The smallest noise multiplier z whose ε(δ = 1e-5) under the method's own accountant is <= the target.
