@@ -88,6 +88,24 @@ def test_gap_frame_refuses_frames_of_another_kind():
         ar.normalization_budget_frame("full")
 
 
+def test_gap_notes_append_the_readings_to_the_covered_cells_only():
+    gap = ar.gap_frame(_ablation({("mm", 0.2, "norm"): (37.5, 42.25, 0.2, 0.73)}), _table1())
+    ours = {"table1.cifar10.mm.eps0.2": (32.44, "median of 5 seeds"), "table1.cifar10.mm.eps0.6": (61.0, "m"),
+            "table1.cifar10.dpsgd.eps1": (46.15, "d")}  # fmt: skip
+    out = ar.gap_notes(gap, ours)
+    value, note = out["table1.cifar10.mm.eps0.2"]
+    assert value == 32.44 and note.startswith("median of 5 seeds; ablation (002_ablation")
+    assert "norm 37.50 % (ε 0.2 (total 0.73))" in note
+    assert "not run yet: metric, trunc, steps, all, all_authors" in note
+    assert out["table1.cifar10.mm.eps0.6"] == ours["table1.cifar10.mm.eps0.6"]  # no ablation at ε = 0.6
+    assert "not run yet: metric, norm" in out["table1.cifar10.dpsgd.eps1"][1]
+    assert set(out) == set(ours)
+    with pytest.raises(ValueError, match="gap"):
+        ar.gap_notes(pd.DataFrame({"reading": []}), ours)
+    with pytest.raises(ValueError, match="claim_values"):
+        ar.gap_notes(gap, [("k", (1, "n"))])
+
+
 def test_gap_figure_draws_every_cell_and_says_what_is_missing():
     fig, frame = ar.gap_figure(_ablation({("dpsgd", 1.0, "all"): (55.0, 57.0, 1.0, 1.3)}), _table1(), title="t")
     try:

@@ -38,6 +38,7 @@ __all__ = [
     "budget_claim_values",
     "gap_frame",
     "gap_figure",
+    "gap_notes",
 ]
 
 #: Table I columns whose ε budget is checked against the authors' normalisation (the ablation's two ε)
@@ -166,6 +167,33 @@ def gap_frame(ablation: pd.DataFrame, table1: pd.DataFrame) -> pd.DataFrame:
                                         "epsilon_total": float(h["epsilon_total"])})  # fmt: skip
                 rows.append(row)
     return pd.DataFrame(rows)
+
+
+def gap_notes(gap: pd.DataFrame, claim_values: Mapping[str, tuple[Any, str]]) -> dict[str, tuple[Any, str]]:
+    """``claim_values`` (claim key -> (value, note), as the training report computes them) with the ablation
+    readings of :func:`gap_frame` appended to the note of each Table I cell it covers (CIFAR-10, ε of
+    :data:`GAP_EPSILONS`): "ablation (002_ablation, seed 0, full scale): <reading> <accuracy> % (ε ...)" per
+    finished run, and the readings not run yet by name.  Values are unchanged: a reading is evidence beside the
+    cell, never the cell's value."""
+    need = {"reading", "method", "target_eps", "ours_pct", "status", "epsilon_training", "epsilon_total"}
+    if not isinstance(gap, pd.DataFrame) or not need <= set(gap.columns):
+        raise ValueError(f"gap must be a frame from gap_frame with columns {sorted(need)}")
+    if not isinstance(claim_values, Mapping):
+        raise ValueError("claim_values must be a mapping of claim key -> (value, note)")
+    out = dict(claim_values)
+    for (method, eps), cell in gap[gap["reading"] != "table1"].groupby(["method", "target_eps"], sort=False):
+        key = f"table1.cifar10.{method}.eps{eps:g}"
+        if key not in out:
+            continue
+        done = cell[cell["status"] == "done"]
+        parts = [f"{r['reading']} {r['ours_pct']:.2f} % ({_eps_text(r)})" for _, r in done.iterrows()]
+        missing = [str(r) for r in cell.loc[cell["status"] != "done", "reading"]]
+        if missing:
+            parts.append("not run yet: " + ", ".join(missing))
+        value, note = out[key]
+        out[key] = (value, f"{note}; ablation (002_ablation, seed 0, full scale, readings of the gap figure): "
+                           + "; ".join(parts))  # fmt: skip
+    return out
 
 
 def _eps_text(row: Mapping[str, Any]) -> str:
