@@ -63,22 +63,27 @@ def source_stamp(paths: Iterable[str | os.PathLike]) -> str:
     return digest.hexdigest()
 
 
-def _plain(value: Any, where: str) -> Any:
-    """``value`` as JSON-able plain data (tuples as lists); refuses anything whose JSON form is ambiguous."""
+class _Unkeyable(Exception):
+    """An argument without an unambiguous JSON form: the call is computed, not memoised."""
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-able plain data (tuples as lists); :class:`_Unkeyable` for anything else (non-finite
+    floats included, so that the function's own validation answers them)."""
     if value is None or isinstance(value, bool | int | str):
         return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"{where}: a memoised argument must be finite, got {value!r}")
+    if isinstance(value, float) and math.isfinite(value):
         return value
     if isinstance(value, tuple | list):
-        return [_plain(v, where) for v in value]
-    raise ValueError(f"{where}: a memoised argument must be None, bool, int, float, str or a tuple of them, "
-                     f"got {type(value).__name__}")  # fmt: skip
+        return [_plain(v) for v in value]
+    raise _Unkeyable
 
 
 class DiskMemo:
     """Decorator: memoise a function of plain arguments whose value is a finite float, on disk.
+
+    Calls whose arguments are not plain (None, bool, int, finite float, str, tuples of them) are computed every
+    time and not stored; a value that is not a finite float is a ``ValueError``.
 
     ``name`` names the cache file (letters, digits, ``_`` and ``-``); ``sources`` are the files (or folders of
     ``*.py`` files) whose code computes the value (:func:`source_stamp`); ``folder`` defaults to
@@ -135,8 +140,11 @@ class DiskMemo:
         def memoised(*args: Any, **kwargs: Any) -> float:
             if not memo_enabled():
                 return fn(*args, **kwargs)
-            key = json.dumps([fn.__qualname__, _plain(list(args), self.name),
-                              {k: _plain(v, f"{self.name}: {k}") for k, v in sorted(kwargs.items())}])  # fmt: skip
+            try:
+                key = json.dumps([fn.__qualname__, _plain(list(args)),
+                                  {k: _plain(v) for k, v in sorted(kwargs.items())}])  # fmt: skip
+            except _Unkeyable:  # computed (and validated) by the function itself, never stored
+                return fn(*args, **kwargs)
             if self._values is None or key not in self._values:
                 self._values = self._read()
             if key in self._values:
