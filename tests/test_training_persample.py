@@ -279,3 +279,32 @@ def test_clip_factors_bound_the_norm(norms, clip):
 def test_truncate_linf_bound():
     x = torch.tensor([3.0, -0.1, -5.0], dtype=torch.float64)
     assert truncate_linf(x, 1.0, 4).tolist() == [0.5, -0.1, -0.5]
+
+
+@pytest.mark.parametrize("clip_scope", ["global", "per_tensor"])
+def test_ghost_norm_round_off_below_zero_is_a_zero_norm_not_nan(monkeypatch, clip_scope):
+    """A ghost norm is a sum of Gram products; for a (nearly) zero gradient it can come out a hair below 0 by
+    round-off.  Its square root must be 0, not NaN (the NaN stopped paper 002's [19] ablation run at step 435)."""
+    import dpcore.training.persample as persample
+
+    original = persample._layer_term
+
+    def below_zero(*args, **kwargs):
+        term = original(*args, **kwargs)
+        sq = term.sq_norms.clone()
+        sq[0] = -1e-30  # sample 0: a round-off-sized negative squared norm in every layer
+        term.sq_norms = sq
+        if term.weight_sq is not None:
+            weight_sq = term.weight_sq.clone()
+            weight_sq[0] = -1e-30
+            term.weight_sq = weight_sq
+        return term
+
+    monkeypatch.setattr(persample, "_layer_term", below_zero)
+    model = _model(3)
+    x, y = _data(5, seed=3)
+    res = clipped_group_sum(model, _ce, x, y, group_size=1, clip_norm=0.1, engine="layer", clip_scope=clip_scope)
+    assert bool(torch.isfinite(res.norms).all())
+    if clip_scope == "global":  # per-tensor reports the largest tensor norm, the biases' included
+        assert res.norms[0] == 0.0
+    assert all(bool(torch.isfinite(s).all()) for s in res.clipped_sum)

@@ -468,7 +468,10 @@ def _layer_engine(
             all_norms.append(_layer_per_tensor(terms, m, clip_norm, sums, x.device))
             continue
         sq = torch.stack([t.sq_norms for t in terms]).sum(0) if terms else torch.zeros(m, device=x.device)
-        norms = sq.sqrt()
+        # the ghost norms are sums of Gram products: a sample whose gradient is (nearly) zero, e.g. a confidently
+        # right prediction, can come out a hair below 0 by round-off, and its square root NaN (issue 22's [19] run
+        # with private normalisation stopped on it at step 435); the norm of such a gradient is 0
+        norms = sq.clamp_min(0.0).sqrt()
         c = clip_factors(norms, clip_norm).to(sq.dtype)
         for t in terms:
             mod = t.module
@@ -499,7 +502,7 @@ def _layer_per_tensor(terms: list[_LayerTerm], m: int, clip_norm: float, sums: d
         mod = t.module
         if t.weight_sum is not None:
             assert t.weight_sq is not None
-            norms_w = t.weight_sq.sqrt()
+            norms_w = t.weight_sq.clamp_min(0.0).sqrt()  # round-off below 0: see _layer_engine
             _add(sums, mod.weight, t.weight_sum(clip_factors(norms_w, clip_norm).to(norms_w.dtype)))
             largest = torch.maximum(largest, norms_w.detach().to(largest.dtype))
         if t.bias is not None:
