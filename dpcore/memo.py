@@ -155,5 +155,4 @@ class DiskMemo:
             self._store(key, value)
             return value
 
-        memoised.memo = self  # type: ignore[attr-defined]
         return memoised
