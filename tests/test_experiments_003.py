@@ -54,9 +54,11 @@ def test_paper_grid_is_app_h():
 def test_quick_grid_is_reduced_and_labelled():
     runs = _plan("quick")
     assert all("reduced" in r.note for r in runs)
-    assert {r.config.batch_size for r in runs} == {128}
+    assert {r.config.batch_size for r in runs} == {64} and {r.config.dataset for r in runs} == {"mnist"}
     assert all(r.config.train_size is not None and r.config.profile == "quick" and r.ready for r in runs)
-    assert len(runs) == 2 * 2 * 4 and {r.config.clip_norm for r in runs} == {1.0, None}
+    # SS/SH x IC/BC/NP: MC needs m >= 2 groups of 64, so none at |S_b| = 64
+    assert len(runs) == 2 * 3 and {r.config.clip_norm for r in runs} == {1.0, None}
+    assert not [r for r in runs if "/MC/" in r.name]
 
 
 def test_c_is_chosen_on_validation_accuracy_with_ties_to_the_smaller_c():
@@ -124,7 +126,7 @@ def test_table3_frame_picks_the_best_batch_size_and_lists_missing_cells(tmp_path
     from dpcore.experiments.store import Store
 
     store = Store.default("quick", "003_table3", results_root=tmp_path)
-    fake = {"mnist/SS/IC/b128": (0.91, 0.90, 5.3, 0.7), "mnist/SS/NP/b128": (0.97, 0.96, math.inf, math.inf)}
+    fake = {"mnist/SS/IC/b64": (0.91, 0.90, 5.3, 0.7), "mnist/SS/NP/b64": (0.97, 0.96, math.inf, math.inf)}
     for run in _plan("quick"):
         if run.name in fake:
             best, final, a1, a0 = fake[run.name]
@@ -135,14 +137,16 @@ def test_table3_frame_picks_the_best_batch_size_and_lists_missing_cells(tmp_path
                             "standard": {"value": "inf" if a0 == math.inf else a0, "label": "A_0"}},
             })  # fmt: skip
     cells = t3.cell_frame("quick", results_root=tmp_path, recompute_epsilon=False)  # fake results: no record
-    assert len(cells) == 16 and (cells["status"] == "done").sum() == 2
+    assert len(cells) == 6 and (cells["status"] == "done").sum() == 2
     table = t3.table3_frame(cells).set_index(["dataset", "sampling", "clipping"])
     ic = table.loc[("mnist", "SS", "IC")]
-    assert (ic["best_accuracy"], ic["final_accuracy"], ic["batch_size"], ic["missing"]) == (0.91, 0.90, 128, 0)
+    assert (ic["best_accuracy"], ic["final_accuracy"], ic["batch_size"], ic["missing"]) == (0.91, 0.90, 64, 0)
     assert ic["nonprivate_best_accuracy"] == 0.97 and ic["epsilon_paper"] == 5.3
     bc = table.loc[("mnist", "SS", "BC")]
     assert bc["missing"] == 1 and math.isnan(bc["best_accuracy"])
-    assert len(table) == 2 * 2 * 3
+    assert len(table) == 2 * 3  # MNIST's six (sampling, clipping) rows; MC has no cell (missing 0, no accuracy)
+    mc = table.loc[("mnist", "SS", "MC")]
+    assert mc["missing"] == 0 and math.isnan(mc["best_accuracy"])
 
 
 def test_shuffled_epochs_count_permutations_not_examples():

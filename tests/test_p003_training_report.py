@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import matplotlib
@@ -19,6 +20,20 @@ from dpcore.papers.p003_shuffling.claims import CLAIMS, TABLE3_PRINTED, TRAINING
 
 matplotlib.use("Agg")
 torch.set_num_threads(1)
+
+#: the quick grid as shipped (MNIST only, |S_b| = 64: no MC, no CIFAR-10)
+QUICK = t3.SETTINGS["quick"]
+#: the grid the fakes below are written for: both data sets and every family at one |S_b| = 128, so that every
+#: Table 3 cell has a result (the quick grid before issue 25)
+FAKE_GRID = dataclasses.replace(
+    QUICK, datasets=("mnist", "cifar10"), batch_sizes=(128,), epochs={"mnist": 2, "cifar10": 2},
+    train_size={"mnist": 4000, "cifar10": 512}, validation_size={"mnist": 0, "cifar10": 0},
+    test_size={"mnist": 1000, "cifar10": 500})  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _fake_grid(monkeypatch):
+    monkeypatch.setitem(t3.SETTINGS, "quick", FAKE_GRID)
 
 # best accuracy per (data set, family) of the fake quick grid; SH = SS − 0.01
 ACC = {("mnist", "IC"): 0.97, ("mnist", "BC"): 0.965, ("mnist", "MC"): 0.95, ("mnist", "NP"): 0.975,
@@ -222,3 +237,46 @@ def test_mode_claims_pin_a10_and_read_the_authors_bc_against_the_nonprivate_cell
     spec = TRAINING_CLAIMS["fig1.mnist.SS.b1024.bc_comparable_to_ic"]
     assert spec.erratum.expected is False and "520241de8734dbbc" in spec.erratum.evidence
     assert compute_status(spec, False) == "differs-explained" and compute_status(spec, True) == "reproduced"
+
+
+def test_shipped_quick_grid_marks_cifar10_and_mc_as_outside_the_grid_and_checks_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setitem(t3.SETTINGS, "quick", QUICK)
+    _write(tmp_path)  # MNIST SS/SH x IC/BC/NP at |S_b| = 64
+    cells = t3.cell_frame("quick", results_root=tmp_path, recompute_epsilon=False)
+    assert len(cells) == 6 and not tr.missing_runs(cells)
+    comp = _comparison(cells).set_index(["dataset", "sampling", "clipping"])
+    assert comp.loc[("mnist", "SS", "MC"), "missing_dp"] == -1 and comp.loc[("cifar10", "SH", "IC"), "missing_dp"] == -1
+    assert comp.loc[("mnist", "SH", "BC"), "best_epoch_pct"] == 95.5  # percent at 2 decimals, no float tail
+    values = tr.table3_claim_values(comp.reset_index())
+    assert values["table3.mnist.SS.MC.dp"] == (None, "not in this profile's grid")
+    assert values["table3.cifar10.SS.nondp"] == (None, "not in this profile's grid")
+    assert values["table3.mnist.SS.BC.dp"][0] == pytest.approx(96.5)
+    qual = tr.qualitative_values(comp.reset_index())
+    assert qual["table3.bc_comparable_to_ic"] == (
+        None, "not in this profile's grid: cifar10/SS, cifar10/SH; holds in 2 of 2 complete column(s)")
+    assert qual["table3.mc_below_ic_and_bc"][0] is None and "mnist/SS" in qual["table3.mc_below_ic_and_bc"][1]
+    assert "holds" not in qual["table3.mc_below_ic_and_bc"][1]  # no column has MC
+
+
+def test_reduced_table_and_fig1_show_the_committed_full_scale_results(tmp_path, monkeypatch, complete):
+    monkeypatch.setitem(t3.SETTINGS, "quick", QUICK)
+    _write(tmp_path / "q", acc=dict(ACC) | {("mnist", "BC"): 0.14})
+    quick = t3.cell_frame("quick", results_root=tmp_path / "q", recompute_epsilon=False)
+    full_cells = complete[0]  # stands in for the paper profile's cells: every family at |S_b| = 128
+    comp = tr.committed_columns(_comparison(quick), _comparison(full_cells))
+    row = comp.set_index(["dataset", "sampling", "clipping"]).loc[("mnist", "SS", "MC")]
+    assert (row["missing_dp"], row["full_best_pct"], row["full_missing"]) == (-1, 95.0, 0)
+    assert row["full_nondp_pct"] == 97.5 and row["full_batch_size"] == 128
+    fig = tr.table3_figure(comp)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [ax.get_title() for ax in fig.axes]
+    assert len(fig.axes) == 1 and any("committed results under results/paper/" in t for t in texts)  # MNIST only
+    table = fig.axes[0].tables[0]
+    cells_text = {c.get_text().get_text() for c in table.get_celld().values()}
+    assert {"full-scale best / final (%)", "95.00 / 94.80 (NP 97.50)", "not in grid"} <= cells_text
+    fig, data = tr.fig1_best_vs_batch(quick, committed=full_cells)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "MC SS: full scale, committed (C∈{1})" in labels and "NP SH: full scale, committed" in labels
+    assert sorted(int(t) for t in fig.axes[0].get_xticks()) == [64, 128]
+    assert set(data[data["curve"].str.contains("committed")]["dataset"]) == {"mnist"}  # the panels' data sets only
+    with pytest.raises(ValueError, match="committed"):
+        tr.committed_columns(_comparison(quick), pd.DataFrame({"x": [1]}))

@@ -31,6 +31,7 @@ __all__ = [
     "data_provenance",
     "missing_runs",
     "table3_comparison",
+    "committed_columns",
     "table3_claim_values",
     "qualitative_values",
     "table3_figure",
@@ -95,6 +96,10 @@ def _eps(value: Any) -> str:
     return "∞" if math.isinf(v) else f"{v:.3g}"
 
 
+def _pct(fraction: float) -> float:
+    return round(100 * fraction, 2) if math.isfinite(fraction) else fraction
+
+
 def table3_comparison(table: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
     """Table 3 regenerated next to the printed one: one row per (data set, sampling, clipping) of the paper.
 
@@ -114,22 +119,58 @@ def table3_comparison(table: pd.DataFrame, cells: pd.DataFrame) -> pd.DataFrame:
                          & (cells["family"] == "NP")]  # fmt: skip
         row: dict[str, Any] = {"dataset": dataset, "sampling": sampling, "clipping": clipping, "printed_dp": dp,
                                "printed_nondp": nondp}  # fmt: skip
-        planned = not hit.empty
+        in_grid = ((cells["dataset"] == dataset) & (cells["sampling_label"] == sampling)
+                   & (cells["family"] == clipping)).any()  # fmt: skip
+        planned = not hit.empty and bool(in_grid)  # e.g. MC at a grid without m >= 2 groups: not in the grid
         rec = hit.iloc[0] if planned else pd.Series(dtype=object)
 
         def get(key: str, rec: pd.Series = rec) -> float:
             value = rec.get(key)
             return math.nan if value is None or pd.isna(value) else float(value)
 
-        row.update({
-            "best_epoch_pct": 100 * get("best_accuracy"), "final_epoch_pct": 100 * get("final_accuracy"),
-            "nondp_best_pct": 100 * get("nonprivate_best_accuracy"), "batch_size": get("batch_size"),
+        row.update({  # percent at 2 decimals: a 2,000-image test set resolves 0.05 pp (and 10,000 images 0.01)
+            "best_epoch_pct": _pct(get("best_accuracy")), "final_epoch_pct": _pct(get("final_accuracy")),
+            "nondp_best_pct": _pct(get("nonprivate_best_accuracy")), "batch_size": get("batch_size"),
             "clip_norm": get("clip_norm"), "epsilon_A1": get("epsilon_paper"), "epsilon_A0": get("epsilon_standard"),
             "missing_dp": int(rec["missing"]) if planned else -1,
             "missing_nondp": int((np_cells["status"] != "done").sum()) if len(np_cells) else -1,
         })  # fmt: skip
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def committed_columns(comparison: pd.DataFrame, committed: pd.DataFrame) -> pd.DataFrame:
+    """``comparison`` (a reduced profile's :func:`table3_comparison`) with the committed full-scale results beside
+    it (issue 25: the quick figures also show the real result).  ``committed`` is :func:`table3_comparison` of the
+    paper profile's cells (``results/paper/``).  Adds ``full_best_pct`` / ``full_final_pct`` (the best finished
+    full-scale cell so far, NaN without one), ``full_nondp_pct`` (the best finished non-private cell),
+    ``full_batch_size``, ``full_clip_norm`` and ``full_missing`` (the
+    family's full-scale cells without a result; -1 outside the paper's grid).  Table 3's values stay ours."""
+    for name, frame in (("comparison", comparison), ("committed", committed)):
+        if not isinstance(frame, pd.DataFrame) or not {"dataset", "sampling", "clipping"} <= set(frame.columns):
+            raise ValueError(f"{name} must be a frame from table3_comparison")
+    keys = ["dataset", "sampling", "clipping"]
+    renames = {"best_epoch_pct": "full_best_pct", "final_epoch_pct": "full_final_pct",
+               "nondp_best_pct": "full_nondp_pct", "batch_size": "full_batch_size", "clip_norm": "full_clip_norm",
+               "missing_dp": "full_missing"}  # fmt: skip
+    full = committed[[*keys, *renames]].rename(columns=renames)
+    out = comparison.drop(columns=[c for c in full.columns if c not in keys and c in comparison.columns])
+    out = out.merge(full, on=keys, how="left")
+    out["full_missing"] = out["full_missing"].fillna(-1).astype(int)
+    return out
+
+
+def _full_text(row: Mapping[str, Any]) -> tuple[str, str]:
+    """(best / final, "|S_b|, C (cells not run)") of a row of :func:`committed_columns`."""
+    if int(row["full_missing"]) < 0:
+        return "not in grid", "—"
+    if math.isnan(float(row["full_best_pct"])):
+        return "not run", f"({int(row['full_missing'])} not run)"
+    setup = f"{float(row['full_batch_size']):g}, {float(row['full_clip_norm']):g}"
+    lost = f" ({int(row['full_missing'])} |S_b| not run)" if int(row["full_missing"]) else ""
+    nondp = float(row["full_nondp_pct"])
+    np_text = "" if math.isnan(nondp) else f" (NP {nondp:.2f})"
+    return f"{float(row['full_best_pct']):.2f} / {float(row['full_final_pct']):.2f}{np_text}", setup + lost
 
 
 def _complete(row: Mapping[str, Any], which: str) -> bool:
@@ -173,27 +214,39 @@ def qualitative_values(comparison: pd.DataFrame) -> dict[str, tuple[bool | None,
 
     ``table3.bc_comparable_to_ic``: best BC >= best IC − 1 pp; ``table3.mc_below_ic_and_bc``: best MC <
     min(best IC, best BC); ``table3.dp_close_to_nonprivate``: max(best IC, best BC) >= non-private − 1 pp.
-    ``None`` (with the columns missing in the note) unless every needed cell has a result.
+    ``None`` unless every needed cell of every column has a result; the note then names the columns outside
+    the profile's grid, those with missing cells, and in how many complete columns the statement holds.
     """
-    checks: dict[str, list[bool]] = {"bc_comparable_to_ic": [], "mc_below_ic_and_bc": [], "dp_close_to_nonprivate": []}
-    incomplete: list[str] = []
-    for (dataset, sampling), group in comparison.groupby(["dataset", "sampling"], sort=False):
-        by = group.set_index("clipping")
-        if not all(_complete(by.loc[f], "dp") for f in _FAMILIES) or not _complete(by.loc["IC"], "nondp"):
-            incomplete.append(f"{dataset}/{sampling}")
-            continue
-        ic, bc, mc = (float(by.loc[f, "best_epoch_pct"]) for f in _FAMILIES)
-        nondp = float(by.loc["IC", "nondp_best_pct"])
-        checks["bc_comparable_to_ic"].append(bc >= ic - _MARGIN_PP)
-        checks["mc_below_ic_and_bc"].append(mc < min(ic, bc))
-        checks["dp_close_to_nonprivate"].append(max(ic, bc) >= nondp - _MARGIN_PP)
+    needs = {"bc_comparable_to_ic": ("IC", "BC"), "mc_below_ic_and_bc": _FAMILIES,
+             "dp_close_to_nonprivate": ("IC", "BC")}
     out: dict[str, tuple[bool | None, str]] = {}
-    for name, results in checks.items():
-        if incomplete:
-            done = f"; holds in {sum(results)} of {len(results)} complete column(s)" if results else ""
-            out[f"table3.{name}"] = (None, f"columns with missing cells: {', '.join(incomplete)}{done}")
-        else:
+    for name, families in needs.items():
+        results: list[bool] = []
+        outside: list[str] = []
+        incomplete: list[str] = []
+        for (dataset, sampling), group in comparison.groupby(["dataset", "sampling"], sort=False):
+            by = group.set_index("clipping")
+            missing = [int(by.loc[f, "missing_dp"]) for f in families]
+            if name == "dp_close_to_nonprivate":
+                missing.append(int(by.loc["IC", "missing_nondp"]))
+            column = f"{dataset}/{sampling}"
+            if min(missing) < 0:
+                outside.append(column)
+                continue
+            if max(missing) > 0:
+                incomplete.append(column)
+                continue
+            ic, bc, mc = (float(by.loc[f, "best_epoch_pct"]) for f in _FAMILIES)
+            nondp = float(by.loc["IC", "nondp_best_pct"])
+            results.append({"bc_comparable_to_ic": bc >= ic - _MARGIN_PP, "mc_below_ic_and_bc": mc < min(ic, bc),
+                            "dp_close_to_nonprivate": max(ic, bc) >= nondp - _MARGIN_PP}[name])  # fmt: skip
+        if not (outside or incomplete):
             out[f"table3.{name}"] = (bool(all(results)), "")
+            continue
+        parts = [f"not in this profile's grid: {', '.join(outside)}"] if outside else []
+        parts += [f"columns with missing cells: {', '.join(incomplete)}"] if incomplete else []
+        done = f"; holds in {sum(results)} of {len(results)} complete column(s)" if results else ""
+        out[f"table3.{name}"] = (None, "; ".join(parts) + done)
     return out
 
 
@@ -201,10 +254,18 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
     """Table 3 as printed beside ours, one table per data set, every column labelled (missing cells say so)."""
     if not isinstance(comparison, pd.DataFrame) or comparison.empty:
         raise ValueError("comparison must be a non-empty frame from table3_comparison")
+    full = "full_best_pct" in comparison.columns
+    if full:  # a reduced profile: only the data sets it ran, the committed full-scale columns beside them
+        ran = set(comparison.loc[comparison["missing_dp"] >= 0, "dataset"])
+        comparison = comparison[comparison["dataset"].isin(ran)]
+        if comparison.empty:
+            raise ValueError("comparison has no data set of this profile's grid (every missing_dp is -1)")
     datasets = list(dict.fromkeys(comparison["dataset"]))
-    fig, axes = new_axes(1, len(datasets), width=14.0, height=1.9 * len(datasets) + 0.4)
+    fig, axes = new_axes(1, len(datasets), width=17.0 if full else 14.0, height=1.9 * len(datasets) + 0.4)
     header = ["sampling", "clipping", "printed DP / non-DP (%)", "ours best epoch (%)", "ours final epoch (%)",
               "ours non-DP best (%)", "|S_b|, C", "ε A_1 (paper)", "ε A_0 (standard)"]  # fmt: skip
+    if full:
+        header += ["full-scale best / final (%)", "full-scale |S_b|, C"]
     for ax, dataset in zip(axes[:, 0], datasets, strict=True):
         ax.axis("off")
         body = []
@@ -217,8 +278,9 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
             body.append([r["sampling"], r["clipping"], f"{r['printed_dp']:g} / {r['printed_nondp']:g}",
                          pct(r["best_epoch_pct"], r["missing_dp"]), pct(r["final_epoch_pct"], r["missing_dp"]),
                          pct(r["nondp_best_pct"], r["missing_nondp"]), setup, _eps(r["epsilon_A1"]),
-                         _eps(r["epsilon_A0"])])  # fmt: skip
-        table_panel(ax, body, header, f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5)")
+                         _eps(r["epsilon_A0"]), *(_full_text(r) if full else ())])  # fmt: skip
+        where = "; full scale: the committed results under results/paper/, best finished |S_b| so far" if full else ""
+        table_panel(ax, body, header, f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5){where}")
     if title:
         fig.suptitle(title)
     return fig
@@ -268,13 +330,37 @@ def fig1_epoch_curves(cells: pd.DataFrame, history: pd.DataFrame, *, title: str 
     return fig, data.reset_index(drop=True)
 
 
-def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "") -> tuple[Figure, pd.DataFrame]:
+def _draw_committed(ax: Any, full: pd.DataFrame, dataset: str) -> list[pd.DataFrame]:
+    """The committed full-scale cells of ``dataset`` as hollow markers (one legend entry per family × sampling)."""
+    drawn = []
+    sub = full[(full["dataset"] == dataset) & (full["status"] == "done")]
+    for f, family in enumerate((*_FAMILIES, "NP")):
+        for j, sampling in enumerate(("SS", "SH")):
+            done = sub[(sub["family"] == family) & (sub["sampling_label"] == sampling)].sort_values("batch_size")
+            if done.empty:
+                continue
+            color = "0.25" if family == "NP" else series_style(2 * f + j, n=6)["color"]
+            clips = ", ".join(f"{c:g}" for c in sorted(set(done["clip_norm"].dropna())))
+            label = f"{family} {sampling}: full scale, committed" + (f" (C∈{{{clips}}})" if clips else "")
+            ax.plot(done["batch_size"], 100 * done["best_accuracy"].astype(float), linestyle="none",
+                    marker="o" if sampling == "SS" else "s", markersize=7, markerfacecolor="none",
+                    markeredgecolor=color, label=label)  # fmt: skip
+            drawn.append(done.assign(curve=label))
+    return drawn
+
+
+def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "",
+                       committed: pd.DataFrame | None = None) -> tuple[Figure, pd.DataFrame]:  # fmt: skip
     """Fig. 1 summary: best test accuracy against |S_b| (log₂ axis), IC/BC/MC × SS/SH and the non-private line.
 
     One panel per data set; curves labelled with σ, the C values and the range of ε under A_1 and A_0
-    over their points; missing cells are listed in the panel.  Returns the figure and the plotted data.
+    over their points; missing cells are listed in the panel.  ``committed`` (a reduced profile: the paper
+    profile's :func:`training.cell_frame`) adds the committed full-scale cells of the same data sets as hollow
+    markers labelled "full scale, committed" (issue 25).  Returns the figure and the plotted data.
     """
     cells = _check_cells(cells)
+    if committed is not None:
+        committed = _check_cells(committed)
     datasets = list(dict.fromkeys(cells["dataset"]))
     fig, axes = new_axes(len(datasets), 1, width=7.0 * len(datasets), height=5.0)
     plotted = []
@@ -302,20 +388,26 @@ def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "") -> tuple[Figure,
                     k += 1
                 ax.plot(done["batch_size"], 100 * done["best_accuracy"].astype(float), label=label, **style)
                 plotted.append(done.assign(curve=label))
+        batches = sorted(set(sub["batch_size"]))
+        if committed is not None:
+            drawn = _draw_committed(ax, committed, dataset)
+            plotted.extend(drawn)
+            batches = sorted(set(batches) | {int(b) for d in drawn for b in d["batch_size"]})
         lost = sorted(sub.loc[sub["status"] != "done", "run"])
         if lost:
             more = f" … (+{len(lost) - 4})" if len(lost) > 4 else ""
             shown = ", ".join(r.split("/", 1)[1] for r in lost[:4]) + more
             ax.text(0.01, 0.01, f"missing {len(lost)} cell(s): {shown}", transform=ax.transAxes, fontsize=6.5,
                     color="firebrick", va="bottom", wrap=True)  # fmt: skip
-        batches = sorted(set(sub["batch_size"]))
         ax.set_xscale("log", base=2)
         ax.set_xticks(batches, [str(b) for b in batches])
         ax.minorticks_off()
         ax.set_xlim(batches[0] / 1.5, batches[-1] * 1.5)
         ax.set(title=_NAMES.get(dataset, dataset), xlabel="|S_b| (log₂ axis)", ylabel="best test accuracy (%)")
         if plotted and ax.get_lines():
-            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncols=1, frameon=False)
+            entries = len(ax.get_legend_handles_labels()[1])
+            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1 if entries <= 8 else 2,
+                      frameon=False)  # fmt: skip
     if title:
         fig.suptitle(title)
     data = pd.concat(plotted, ignore_index=True) if plotted else pd.DataFrame(columns=[*CELL_COLUMNS, "curve"])
