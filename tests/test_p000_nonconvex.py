@@ -281,3 +281,38 @@ def test_why_ours_differs_frame_and_figure_show_not_run_readings():
     assert "not run" in texts and any("PLD 0.04" in t for t in texts)
     with pytest.raises(ValueError, match="step scalings"):
         nr.mode_frame({"avg": frame("sum", True)}, printed)
+
+
+def _sweep_frames(scale, np_acc):
+    """(run_frame, history_frame)-shaped frames: the Table 7 row ε = 2 and the non-private run at C = 0.025."""
+    import pandas as pd
+
+    runs = pd.DataFrame([
+        {"run": "eps/2", "kind": "eps", "status": "done", "s": 108, "sigma": 3.3, "clip_norm": t0.CLIP,
+         "eps_label": 2.0, "final_accuracy": 0.35, "epsilon_paper": 1.46, "epsilon_theorem": 1.78,
+         "epsilon_standard": 0.14, "s_paper": math.nan},
+        {"run": "nonprivate/C0.025", "kind": "nonprivate", "status": "done", "s": 18, "sigma": 0.0,
+         "clip_norm": t0.CLIP, "eps_label": math.nan, "final_accuracy": np_acc, "epsilon_paper": math.inf,
+         "epsilon_theorem": math.inf, "epsilon_standard": math.inf, "s_paper": math.nan},
+    ])  # fmt: skip
+    history = pd.DataFrame([{"run": r, "epochs_done": e, "gradients": e * scale, "accuracy": a, "loss": 1.0}
+                            for r, a in (("eps/2", 0.35), ("nonprivate/C0.025", np_acc)) for e in (0.5, 1.0)])
+    return runs, history
+
+
+def test_reduced_sweep_figures_draw_the_committed_full_scale_runs_and_say_why_a_floor_is_missed():
+    import pandas as pd
+
+    quick, full = _sweep_frames(3000, 0.553), _sweep_frames(360000, 0.97)
+    fig, data = nr.eps_sweep_figure("mnist", *quick, committed=full)
+    assert len(fig.axes) == 3 and fig.axes[2].get_title().startswith("full scale, committed")
+    assert set(data["scale"]) == {"reduced", "full, committed"} and data["gradients"].max() == 360000
+    assert "non-private 55.3 % < the 90 % floor: 3,000 gradient computations" in fig.axes[0].get_xlabel()
+    fig, _ = nr.eps_sweep_figure("mnist", *_sweep_frames(3000, 0.95), committed=full)  # floor reached: no note
+    assert "floor" not in fig.axes[0].get_xlabel()
+    empty = (full[0].assign(status="todo"), full[1].iloc[0:0])
+    fig, _ = nr.s_sweep_figure("mnist", *quick, committed=empty)
+    assert "not run: no committed full-scale result" in [t.get_text() for t in fig.axes[2].texts]
+    assert len(nr.eps_sweep_figure("mnist", *quick)[0].axes) == 2  # the paper profile: no third panel
+    with pytest.raises(ValueError, match="committed"):
+        nr.eps_sweep_figure("mnist", *quick, committed=(pd.DataFrame(),))
