@@ -35,8 +35,21 @@ BASE = dict(dataset="mnist", model="lenet5", sampling="shuffle", clipping="batch
 
 
 # ---------------------------------------------------------------------------------------------- RunConfig fields
-def test_old_hashes_unchanged():
-    """Golden values computed on main before the paper-002 fields existed (8e3fcb9)."""
+def test_old_hashes_unchanged(monkeypatch):
+    """Golden values computed on main before the paper-002 fields existed (8e3fcb9).  The plans are those of the
+    quick grids of that time (issue 25 has since changed both grids; their old settings are restored here)."""
+    import dataclasses
+
+    from dpcore.papers.p003_shuffling import training as t3
+
+    old3 = dataclasses.replace(
+        t3.SETTINGS["quick"], datasets=("mnist", "cifar10"), batch_sizes=(128,), epochs={"mnist": 2, "cifar10": 2},
+        train_size={"mnist": 4000, "cifar10": 512}, validation_size={"mnist": 0, "cifar10": 0},
+        test_size={"mnist": 1000, "cifar10": 500})  # fmt: skip
+    monkeypatch.setitem(t3.SETTINGS, "quick", old3)
+    old1 = dataclasses.replace(t2.TABLE1["quick"], evaluations=3, datasets={"cifar10": (
+        "cifar10_scatter", {"dataset": "cifar10"}, 164, 16, (0.2, 1.0, math.inf))})
+    monkeypatch.setitem(t2.TABLE1, "quick", old1)
     cfg = RunConfig(**BASE)
     assert config_hash(cfg) == "5dada6affd23795e"
     same = cfg.with_(steps=None, momentum=0.0, modelmix_tau=(), modelmix_gap_rule="exact", linf_p=None,
@@ -420,3 +433,25 @@ def test_ablation_dry_run_of_one_run(tmp_path):
     rows = dry_run("002_ablation", "quick", only="cifar10/mm/eps1/all/seed0", results_root=tmp_path / "r",
                    checkpoints_root=tmp_path / "c", stream=stream)  # fmt: skip
     assert len(rows) == 1 and rows[0].steps == 30 and rows[0].step_seconds > 0 and rows[0].estimate_seconds > 0
+
+
+def test_reduced_accuracy_figure_draws_the_committed_medians_and_titles_carry_the_grid_note():
+    quick = tr.table_comparison(_medians(), "table2")
+    quick = quick[quick["eps"].isin([8.0, math.inf])]  # a reduced grid's columns
+    full = tr.table_comparison(_medians(done=5), "table2")
+    fig, data = tr.accuracy_vs_epsilon_figure(quick[quick["seeds_planned"] > 0], committed=full)
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "DP-SGD + MM: full scale, committed (median)" in labels
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["4", "5", "6", "7", "8", "∞"]  # committed ε too
+    assert set(data["scale"]) == {"this profile", "full, committed"}
+    plain, data2 = tr.accuracy_vs_epsilon_figure(quick[quick["seeds_planned"] > 0])
+    assert "scale" not in data2 and len(plain.axes[0].get_lines()) < len(fig.axes[0].get_lines())
+    with pytest.raises(ValueError, match="committed"):
+        tr.accuracy_vs_epsilon_figure(quick, committed=pd.DataFrame({"key": []}))
+    assert tr.with_note("Table I", "") == "Table I"
+    titled = tr.with_note("Table I", " ".join(["word"] * 40), width=50)
+    assert titled.startswith("Table I\nword") and max(len(line) for line in titled.splitlines()) <= 50
+    with pytest.raises(ValueError, match="width"):
+        tr.with_note("Table I", "x", width=5)
+    assert t2.TABLE1["paper"].note == "" and t2.TABLE2["quick"].note == t2.FIG2["quick"].note
+    assert "near chance" in t2.FIG2["quick"].note

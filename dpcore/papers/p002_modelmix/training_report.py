@@ -10,6 +10,7 @@ missing (on the figures and in the claim notes), never filled in.  Accuracies ar
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,7 @@ from dpcore.validation import check_choice
 
 __all__ = [
     "reduced_note",
+    "with_note",
     "table_comparison",
     "table_claim_values",
     "mm_more_accurate",
@@ -72,6 +74,16 @@ def reduced_note(profile: str) -> str:
     for key, (_, batch, steps) in f2.datasets.items():
         parts.append(f"Fig. 2: {_NAMES[key]} {f2.train_size or 'all'} train, batch {batch}, T = {steps}")
     return "; ".join(parts)
+
+
+def with_note(title: str, note: str, *, width: int = 110) -> str:
+    """``title`` with a reduced grid's statement (``Grid.note``) wrapped under it, so that a figure's title never
+    widens its canvas; ``title`` unchanged when ``note`` is empty."""
+    if not isinstance(title, str) or not isinstance(note, str):
+        raise ValueError("title and note must be strings")
+    if not isinstance(width, int) or width < 20:
+        raise ValueError(f"width must be an int >= 20, got {width!r}")
+    return title if not note else title + "\n" + textwrap.fill(note, width)
 
 
 def _cell(medians: pd.DataFrame, key: str, method: str, eps: float) -> Mapping[str, Any] | None:
@@ -307,14 +319,23 @@ def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "") -> Fi
     return fig
 
 
-def accuracy_vs_epsilon_figure(comparison: pd.DataFrame, *, title: str = "") -> tuple[Figure, pd.DataFrame]:
+def accuracy_vs_epsilon_figure(comparison: pd.DataFrame, *, title: str = "",
+                               committed: pd.DataFrame | None = None) -> tuple[Figure, pd.DataFrame]:  # fmt: skip
     """Accuracy against ε per data set: printed rows (dashed) and ours (median with the seed range as error bars);
-    ε = ∞ drawn at the right edge.  Returns the figure and the plotted data."""
+    ε = ∞ drawn at the right edge.  ``committed`` (a reduced profile): the paper profile's
+    :func:`table_comparison`, whose finished medians are drawn as hollow markers labelled "full scale, committed"
+    (issue 25).  Returns the figure and the plotted data (``scale`` says which rows are the committed ones)."""
+    if committed is not None and (not isinstance(committed, pd.DataFrame)
+                                  or not {"key", "method", "eps", "ours_pct", "seeds_done"} <= set(committed.columns)):
+        raise ValueError("committed must be table_comparison(...) of the paper profile, or None")
     keys = list(dict.fromkeys(comparison["key"]))
     fig, axes = new_axes(len(keys), 1, width=5.2 * len(keys), height=4.0)
+    full_rows = []
     for ax, key in zip(axes[0], keys, strict=True):
         sub = comparison[comparison["key"] == key]
-        finite = sorted(e for e in set(sub["eps"]) if math.isfinite(e))
+        full = committed[(committed["key"] == key) & (committed["seeds_done"] > 0)] if committed is not None else None
+        eps_all = set(sub["eps"]) | (set(full["eps"]) if full is not None else set())
+        finite = sorted(e for e in eps_all if math.isfinite(e))
         inf_x = finite[-1] * 1.25 if finite else 1.0
         for k, method in enumerate(("dpsgd", "mm")):
             rows = sub[sub["method"] == method].copy()
@@ -327,12 +348,23 @@ def accuracy_vs_epsilon_figure(comparison: pd.DataFrame, *, title: str = "") -> 
                 err = [done["ours_pct"] - done["min_pct"], done["max_pct"] - done["ours_pct"]]
                 ax.errorbar(done["x"], done["ours_pct"], yerr=err, label=f"{_METHOD[method]}: ours (median, range)",
                             capsize=3, **{**series_style(2 * k + 1, n=4), "markevery": None})  # fmt: skip
+            if full is not None and len(full[full["method"] == method]):
+                frows = full[full["method"] == method].copy()
+                frows["x"] = [inf_x if math.isinf(e) else e for e in frows["eps"]]
+                frows = frows.sort_values("x")
+                ax.plot(frows["x"], frows["ours_pct"], linestyle=":", marker="o", markerfacecolor="none",
+                        color=series_style(2 * k + 1, n=4)["color"],
+                        label=f"{_METHOD[method]}: full scale, committed (median)")  # fmt: skip
+                full_rows.append(frows.drop(columns="x").assign(scale="full, committed"))
         ax.set_xticks([*finite, inf_x], [*(f"{e:g}" for e in finite), "∞"])
         ax.set(title=_NAMES.get(key, key), xlabel="ε (δ = 1e-5)", ylabel="test accuracy (%)")
         ax.legend(fontsize=7)
     if title:
         fig.suptitle(title)
-    return fig, comparison.copy()
+    data = comparison.copy()
+    if full_rows:
+        data = pd.concat([data.assign(scale="this profile"), *full_rows], ignore_index=True)
+    return fig, data
 
 
 def table3_figure(medians: pd.DataFrame, comparison: pd.DataFrame, *, title: str = "") -> Figure:
