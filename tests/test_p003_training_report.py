@@ -86,6 +86,7 @@ def test_claim_values_are_complete_and_full_scale_claims_are_not_run_at_reduced_
     comp = _comparison(complete[0])
     values = tr.table3_claim_values(comp) | tr.qualitative_values(comp)
     values |= tr.mode_claim_values(tr.why_differs_frame(t3.mode_frame("quick")), complete[0])  # none at quick
+    values |= tr.smallest_batch_values(complete[0])
     assert set(values) == set(TRAINING_CLAIMS)
     assert values["table3.cifar10.SS.BC.dp"][0] == pytest.approx(71.0)
     assert values["table3.cifar10.SS.nondp"][0] == pytest.approx(69.0)
@@ -93,6 +94,9 @@ def test_claim_values_are_complete_and_full_scale_claims_are_not_run_at_reduced_
     log = ClaimsLog()
     for key, (value, note) in values.items():
         row = log.check(TRAINING_CLAIMS[key], value, note=note, reduced=True, profile="quick")
+        if TRAINING_CLAIMS[key].scale == "any":  # the smallest-|S_b| direction: compared at reduced scale too
+            assert ".smallest_batch." in key and row.status == "reproduced"  # fake BC 96.5 vs IC 97.0
+            continue
         assert row.status == "not-run" and ("at reduced scale ours" in row.note or value is None)
     # at full scale the same numbers are compared: CIFAR SS BC 71.0 vs printed 71.7 (atol 2 pp) reproduces,
     # MNIST SS IC 97.0 vs 98.41 (atol 0.5 pp) differs
@@ -223,7 +227,8 @@ def test_mode_claims_pin_a10_and_read_the_authors_bc_against_the_nonprivate_cell
                            "family": "NP", "batch_size": 1024, "clip_norm": math.nan, "best_accuracy": 0.9776,
                            "final_accuracy": 0.9776, "epsilon_paper": math.inf, "epsilon_standard": math.inf}])
     out = tr.mode_claim_values(tr.why_differs_frame(modes), cells)
-    assert set(out) == {k for k in TRAINING_CLAIMS if k.startswith("fig1.mnist.") or "_authors_" in k}
+    assert set(out) == {k for k in TRAINING_CLAIMS if (k.startswith("fig1.mnist.") or "_authors_" in k)
+                        and ".smallest_batch." not in k}
     value, note = out["table3.mnist.SS.b1024.ic_authors_93f6075_reaches_printed"]
     assert value is False and "97.20" in note and "98.41" in note and "1.3e+08" in note  # 98.41 − 1 > 97.2
     assert out["table3.mnist.SH.b1024.ic_authors_93f6075_reaches_printed"][0] is None
@@ -280,3 +285,20 @@ def test_reduced_table_and_fig1_show_the_committed_full_scale_results(tmp_path, 
     assert set(data[data["curve"].str.contains("committed")]["dataset"]) == {"mnist"}  # the panels' data sets only
     with pytest.raises(ValueError, match="committed"):
         tr.committed_columns(_comparison(quick), pd.DataFrame({"x": [1]}))
+
+
+def test_smallest_batch_direction_is_compared_at_any_scale_and_a10_explains_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(t3.SETTINGS, "quick", QUICK)
+    _write(tmp_path / "a10", acc=dict(ACC) | {("mnist", "BC"): 0.134, ("mnist", "IC"): 0.656})
+    values = tr.smallest_batch_values(t3.cell_frame("quick", results_root=tmp_path / "a10", recompute_epsilon=False))
+    value, note = values["fig1.mnist.SS.smallest_batch.bc_comparable_to_ic"]
+    assert value is False and note.startswith("|S_b| = 64: BC 13.40 (C = 1) vs IC 65.60")
+    spec = TRAINING_CLAIMS["fig1.mnist.SS.smallest_batch.bc_comparable_to_ic"]
+    assert spec.scale == "any" and compute_status(spec, value, reduced=True) == "differs-explained"
+    assert compute_status(spec, True, reduced=True) == "reproduced"
+    _write(tmp_path / "ok")  # BC 96.5 vs IC 97.0: within 1 pp
+    ok = tr.smallest_batch_values(t3.cell_frame("quick", results_root=tmp_path / "ok", recompute_epsilon=False))
+    assert ok["fig1.mnist.SH.smallest_batch.bc_comparable_to_ic"][0] is True
+    empty = tr.smallest_batch_values(t3.cell_frame("quick", results_root=tmp_path / "none", recompute_epsilon=False))
+    assert empty["fig1.mnist.SS.smallest_batch.bc_comparable_to_ic"] == (
+        None, "mnist/SS/IC and /BC at |S_b| = 64 (the grid's smallest) need results")

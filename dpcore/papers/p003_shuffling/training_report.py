@@ -41,6 +41,7 @@ __all__ = [
     "why_differs_frame",
     "why_differs_figure",
     "mode_claim_values",
+    "smallest_batch_values",
 ]
 
 CELL_COLUMNS = ("run", "status", "dataset", "sampling_label", "family", "batch_size", "clip_norm", "best_accuracy",
@@ -555,4 +556,31 @@ def mode_claim_values(why: pd.DataFrame, cells: pd.DataFrame) -> dict[str, tuple
                         f"mode authors_93f6075: IC {ic93['best_pct']:.2f} (C = {ic93['clip_norm']:g}, final "
                         f"{ic93['final_pct']:.2f}) vs printed {printed:.2f}; ε(1e-5) A_1 of the noise that ran "
                         f"{_eps(ic93['epsilon_A1'])}, not the paper's {_eps(ic93['epsilon_claimed'])}")  # fmt: skip
+    return out
+
+
+def smallest_batch_values(cells: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
+    """``fig1.mnist.<s>.smallest_batch.bc_comparable_to_ic`` (issue 25): at the smallest |S_b| of the grid where
+    MNIST's IC and BC cells of sampling s both have a result, BC best-epoch accuracy >= IC's − 1 pp (a direction,
+    compared at any scale; ``None`` without such a |S_b|)."""
+    cells = _check_cells(cells)
+    out: dict[str, tuple[bool | None, str]] = {}
+    for sampling in ("SS", "SH"):
+        key = f"fig1.mnist.{sampling}.smallest_batch.bc_comparable_to_ic"
+        sel = cells[(cells["dataset"] == "mnist") & (cells["sampling_label"] == sampling)]
+        smallest = sorted(set(sel["batch_size"]))
+        if not smallest:
+            out[key] = (None, "no MNIST cell in this profile's grid")
+            continue
+        b = smallest[0]
+        pair = {f: sel[(sel["family"] == f) & (sel["batch_size"] == b) & (sel["status"] == "done")]
+                for f in ("IC", "BC")}
+        if any(p.empty for p in pair.values()):
+            out[key] = (None, f"mnist/{sampling}/IC and /BC at |S_b| = {b} (the grid's smallest) need results")
+            continue
+        ic, bc = (pair[f].iloc[0] for f in ("IC", "BC"))
+        out[key] = (bool(_pct(float(bc["best_accuracy"])) >= _pct(float(ic["best_accuracy"])) - _MARGIN_PP),
+                    f"|S_b| = {b}: BC {_pct(float(bc['best_accuracy'])):.2f} (C = {bc['clip_norm']:g}) vs IC "
+                    f"{_pct(float(ic['best_accuracy'])):.2f} (C = {ic['clip_norm']:g}); ε(1e-5) A_1 "
+                    f"{_eps(bc['epsilon_paper'])} both")  # fmt: skip
     return out
