@@ -302,3 +302,20 @@ def test_smallest_batch_direction_is_compared_at_any_scale_and_a10_explains_it(t
     empty = tr.smallest_batch_values(t3.cell_frame("quick", results_root=tmp_path / "none", recompute_epsilon=False))
     assert empty["fig1.mnist.SS.smallest_batch.bc_comparable_to_ic"] == (
         None, "mnist/SS/IC and /BC at |S_b| = 64 (the grid's smallest) need results")
+
+
+def test_reduced_epoch_curves_add_committed_rows(tmp_path, monkeypatch, complete):
+    monkeypatch.setitem(t3.SETTINGS, "quick", QUICK)
+    _write(tmp_path / "q")
+    quick = t3.cell_frame("quick", results_root=tmp_path / "q", recompute_epsilon=False)
+    hist = history_frame("003_table3", "quick", results_root=tmp_path / "q")
+    fig, data = tr.fig1_epoch_curves(quick, hist, committed=complete)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert len(fig.axes) == 4 * 4  # MNIST SS/SH here and committed, x IC/BC/MC/NP (MC from the committed grid)
+    assert "full scale, committed: MNIST SH MC" in titles and "MNIST SS MC" in titles
+    mc = fig.axes[titles.index("MNIST SS MC")]
+    assert any("not in this profile's grid" in t.get_text() for t in mc.texts) and not mc.get_lines()
+    assert set(data["scale"]) == {"this profile", "full, committed"}
+    assert not data[data["scale"] == "full, committed"]["run"].str.startswith("cifar10").any()
+    with pytest.raises(ValueError, match="committed"):
+        tr.fig1_epoch_curves(quick, hist, committed=(quick,))

@@ -23,7 +23,7 @@ from matplotlib.ticker import MaxNLocator
 
 from dpcore.papers.p003_shuffling.claims import TABLE3_PRINTED, table3_key
 from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
-from dpcore.plots import new_axes, series_style, table_panel
+from dpcore.plots import new_axes, not_run, series_style, table_panel
 
 __all__ = [
     "CELL_COLUMNS",
@@ -295,32 +295,47 @@ def _curve_label(run: Mapping[str, Any], with_batch: bool = True) -> str:
                               f"A_0={_eps(run['epsilon_standard'])}"])  # fmt: skip
 
 
-def fig1_epoch_curves(cells: pd.DataFrame, history: pd.DataFrame, *, title: str = "") -> tuple[Figure, pd.DataFrame]:
+def fig1_epoch_curves(cells: pd.DataFrame, history: pd.DataFrame, *, title: str = "",
+                      committed: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> tuple[Figure, pd.DataFrame]:
     """Fig. 1 per family: test accuracy against epoch, one panel per (data set, sampling) × family.
 
     Each curve (one per |S_b|) is labelled with σ, C and ε under A_1 and A_0; a panel lists its
-    missing cells.  Returns the figure and the plotted data (run, epoch, accuracy).
+    missing cells.  ``committed`` (a reduced profile): the paper profile's (cell_frame, history_frame), drawn
+    as further rows titled "full scale, committed" for the same data sets (issue 25).  Returns the figure and
+    the plotted data (run, epoch, accuracy; with ``committed`` a ``scale`` column).
     """
     cells = _check_cells(cells)
-    if not isinstance(history, pd.DataFrame) or not {"run", "epoch", "accuracy"} <= set(history.columns):
-        raise ValueError("history must be dpcore.experiments.history_frame(...) (run, epoch, accuracy)")
-    rows = list(dict.fromkeys(zip(cells["dataset"], cells["sampling_label"], strict=True)))
-    families = [f for f in (*_FAMILIES, "NP") if f in set(cells["family"])]
+    frames = [(cells, history, "")]
+    if committed is not None:
+        if not isinstance(committed, tuple) or len(committed) != 2:
+            raise ValueError("committed must be (cell_frame('paper'), history_frame('003_table3', 'paper')) or None")
+        full_cells = _check_cells(committed[0])
+        frames.append((full_cells[full_cells["dataset"].isin(set(cells["dataset"]))], committed[1],
+                       "full scale, committed: "))  # fmt: skip
+    for _, hist, _ in frames:
+        if not isinstance(hist, pd.DataFrame) or not {"run", "epoch", "accuracy"} <= set(hist.columns):
+            raise ValueError("history must be dpcore.experiments.history_frame(...) (run, epoch, accuracy)")
+    rows = [(c, h, prefix, d, s) for c, h, prefix in frames
+            for d, s in dict.fromkeys(zip(c["dataset"], c["sampling_label"], strict=True))]
+    present = set().union(*(set(c["family"]) for c, _, _ in frames))
+    families = [f for f in (*_FAMILIES, "NP") if f in present]
     fig, axes = new_axes(len(families), len(rows), width=4.3 * len(families), height=2.9 * len(rows) + 0.3)
-    for i, (dataset, sampling) in enumerate(rows):
+    for i, (frame, hist, prefix, dataset, sampling) in enumerate(rows):
         for j, family in enumerate(families):
             ax = axes[i, j]
-            sel = cells[(cells["dataset"] == dataset) & (cells["sampling_label"] == sampling)
-                        & (cells["family"] == family)]  # fmt: skip
+            sel = frame[(frame["dataset"] == dataset) & (frame["sampling_label"] == sampling)
+                        & (frame["family"] == family)]  # fmt: skip
             done = sel[sel["status"] == "done"].sort_values("batch_size")
             for k, (_, run) in enumerate(done.iterrows()):
-                h = history[history["run"] == run["run"]].sort_values("epoch")
+                h = hist[hist["run"] == run["run"]].sort_values("epoch")
                 ax.plot(h["epoch"], 100 * h["accuracy"], label=_curve_label(run), **series_style(k, n=5))
             lost = sel[sel["status"] != "done"]["batch_size"].tolist()
             if lost:
                 ax.text(0.02, 0.02, "missing: |S_b| = " + ", ".join(map(str, sorted(lost))), transform=ax.transAxes,
                         fontsize=7, color="firebrick", va="bottom")  # fmt: skip
-            ax.set(title=f"{_NAMES.get(dataset, dataset)} {sampling} {family}", xlabel="epoch",
+            elif sel.empty:
+                not_run(ax, "not in this profile's grid")
+            ax.set(title=f"{prefix}{_NAMES.get(dataset, dataset)} {sampling} {family}", xlabel="epoch",
                    ylabel="test accuracy (%)")  # fmt: skip
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             if len(done):
@@ -328,6 +343,11 @@ def fig1_epoch_curves(cells: pd.DataFrame, history: pd.DataFrame, *, title: str 
     if title:
         fig.suptitle(title)
     data = history[history["run"].isin(cells["run"])].copy()
+    if committed is not None:
+        full = frames[1]
+        data = pd.concat([data.assign(scale="this profile"),
+                          full[1][full[1]["run"].isin(full[0]["run"])].assign(scale="full, committed")],
+                         ignore_index=True)  # fmt: skip
     return fig, data.reset_index(drop=True)
 
 
