@@ -455,3 +455,15 @@ def test_reduced_accuracy_figure_draws_the_committed_medians_and_titles_carry_th
         tr.with_note("Table I", "x", width=5)
     assert t2.TABLE1["paper"].note == "" and t2.TABLE2["quick"].note == t2.FIG2["quick"].note
     assert "near chance" in t2.FIG2["quick"].note
+
+
+def test_reduced_table_figure_has_a_committed_full_scale_column():
+    quick = tr.table_comparison(_medians(), "table2")
+    full = tr.table_comparison(_medians(done=4), "table2")
+    fig = tr.table_figure(quick, "table2", committed=full)
+    cells = {c.get_text().get_text() for ax in fig.axes for t in ax.tables for c in t.get_celld().values()}
+    assert "full scale, committed (%)" in cells and "52.0 (1 seed(s) missing)" in cells  # dpsgd eps 4: 40 + 12
+    assert "full scale, committed (%)" not in {c.get_text().get_text() for ax in tr.table_figure(
+        quick, "table2").axes for t in ax.tables for c in t.get_celld().values()}
+    with pytest.raises(ValueError, match="committed"):
+        tr.table_figure(quick, "table2", committed=pd.DataFrame({"key": []}))

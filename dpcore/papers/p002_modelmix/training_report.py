@@ -293,14 +293,27 @@ def _pct(value: float, done: int, planned: int) -> str:
     return text + (f" ({planned - done} seed(s) missing)" if done < planned else "")
 
 
-def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "") -> Figure:
-    """Table I or II as printed beside ours (median, range, seeds, reported ε and z), one block per data set."""
+def _check_committed(committed: pd.DataFrame | None) -> None:
+    if committed is not None and (not isinstance(committed, pd.DataFrame)
+                                  or not {"key", "method", "eps", "ours_pct", "seeds_done"} <= set(committed.columns)):
+        raise ValueError("committed must be table_comparison(...) of the paper profile, or None")
+
+
+def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "",
+                 committed: pd.DataFrame | None = None) -> Figure:  # fmt: skip
+    """Table I or II as printed beside ours (median, range, seeds, reported ε and z), one block per data set.
+
+    ``committed`` (a reduced profile): the paper profile's :func:`table_comparison`; a last column gives its
+    median at the same (method, ε) with the seeds finished, labelled "full scale, committed" (issue 25)."""
     check_choice("table", table, ("table1", "table2"))
     if not isinstance(comparison, pd.DataFrame) or comparison.empty:
         raise ValueError("comparison must be a non-empty frame from table_comparison")
+    _check_committed(committed)
     keys = list(dict.fromkeys(comparison["key"]))
     fig, axes = new_axes(1, len(keys), width=13.0, height=3.0 * len(keys) + 0.4)
     header = ["method", "eps", "printed (%)", "ours median (%)", "ours range (%)", "eps reported", "z"]
+    if committed is not None:
+        header.append("full scale, committed (%)")
     for ax, key in zip(axes[:, 0], keys, strict=True):
         ax.axis("off")
         body = []
@@ -309,9 +322,16 @@ def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "") -> Fi
             eps = "∞" if math.isinf(r["eps"]) else f"{r['eps']:g}"
             rep = "—" if math.isnan(r["epsilon_reported"]) else ("∞" if math.isinf(r["epsilon_reported"])
                                                                  else f"{r['epsilon_reported']:.3g}")  # fmt: skip
-            body.append([_METHOD[r["method"]], eps, f"{r['printed_pct']:g}",
-                         _pct(r["ours_pct"], int(r["seeds_done"]), int(r["seeds_planned"])), rng, rep,
-                         "—" if math.isnan(r["z"]) else f"{r['z']:.4g}"])  # fmt: skip
+            row = [_METHOD[r["method"]], eps, f"{r['printed_pct']:g}",
+                   _pct(r["ours_pct"], int(r["seeds_done"]), int(r["seeds_planned"])), rng, rep,
+                   "—" if math.isnan(r["z"]) else f"{r['z']:.4g}"]  # fmt: skip
+            if committed is not None:
+                hit = committed[(committed["key"] == key) & (committed["method"] == r["method"])
+                                & (committed["eps"] == r["eps"])]  # fmt: skip
+                full = hit.iloc[0] if len(hit) else None
+                row.append("not in grid" if full is None else
+                           _pct(full["ours_pct"], int(full["seeds_done"]), int(full["seeds_planned"])))
+            body.append(row)
         where = f"{_NAMES.get(key, key)} (δ = 1e-5; final-iterate test accuracy, median over seeds)"
         table_panel(ax, body, header, where)
     if title:
@@ -325,9 +345,7 @@ def accuracy_vs_epsilon_figure(comparison: pd.DataFrame, *, title: str = "",
     ε = ∞ drawn at the right edge.  ``committed`` (a reduced profile): the paper profile's
     :func:`table_comparison`, whose finished medians are drawn as hollow markers labelled "full scale, committed"
     (issue 25).  Returns the figure and the plotted data (``scale`` says which rows are the committed ones)."""
-    if committed is not None and (not isinstance(committed, pd.DataFrame)
-                                  or not {"key", "method", "eps", "ours_pct", "seeds_done"} <= set(committed.columns)):
-        raise ValueError("committed must be table_comparison(...) of the paper profile, or None")
+    _check_committed(committed)
     keys = list(dict.fromkeys(comparison["key"]))
     fig, axes = new_axes(len(keys), 1, width=5.2 * len(keys), height=4.0)
     full_rows = []
