@@ -316,3 +316,20 @@ def test_reduced_sweep_figures_draw_the_committed_full_scale_runs_and_say_why_a_
     assert len(nr.eps_sweep_figure("mnist", *quick)[0].axes) == 2  # the paper profile: no third panel
     with pytest.raises(ValueError, match="committed"):
         nr.eps_sweep_figure("mnist", *quick, committed=(pd.DataFrame(),))
+
+
+def test_reduced_utility_figure_draws_the_committed_full_scale_curves():
+    import pandas as pd
+
+    def util(base):
+        return pd.DataFrame([{"clip_norm": 0.025, "sigma": s, "fraction": 1.0 - s / 100, "sd": 0.01,
+                              "base_accuracy": base, "draws": 3} for s in (0.0, 6.0, 12.0)])  # fmt: skip
+
+    runs = pd.DataFrame(columns=["run", "status"])
+    fig = nr.utility_figure({"mnist": (util(0.55), runs)}, committed={"mnist": util(0.97)})
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "C = 0.025: full scale, committed (w* 97.0 %)" in labels and any("w* 55.0 %" in x for x in labels)
+    plain = nr.utility_figure({"mnist": (util(0.55), runs)})
+    assert not any("committed" in x for x in plain.axes[0].get_legend_handles_labels()[1])
+    with pytest.raises(ValueError, match="committed"):
+        nr.utility_figure({"mnist": (util(0.55), runs)}, committed={"mnist": "x"})

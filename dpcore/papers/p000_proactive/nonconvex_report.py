@@ -304,12 +304,19 @@ def eps_sweep_figure(
     return _sweep_figure(_eps_labels(runs), heading, runs, history, title, _committed(committed), _eps_labels)
 
 
-def _utility_axes(ax: Axes, dataset: str, util: pd.DataFrame, runs: pd.DataFrame) -> None:
+def _utility_axes(ax: Axes, dataset: str, util: pd.DataFrame, runs: pd.DataFrame,
+                  committed: pd.DataFrame | None = None) -> None:  # fmt: skip
     for k, (clip, g) in enumerate(util.groupby("clip_norm")):
         g = g.sort_values("sigma")
         ax.errorbar(g["sigma"], g["fraction"], yerr=g["sd"] / g["base_accuracy"], capsize=2,
                     label=f"C = {clip:g} (w* {100 * g['base_accuracy'].iloc[0]:.1f} %, {int(g['draws'].max())} draws)",
                     **series_style(k, n=5))  # fmt: skip
+    if committed is not None and len(committed):
+        for k, (clip, g) in enumerate(committed.groupby("clip_norm")):
+            g = g.sort_values("sigma")
+            ax.plot(g["sigma"], g["fraction"], linestyle=":", marker="o", markerfacecolor="none",
+                    color=series_style(k, n=5)["color"],
+                    label=f"C = {clip:g}: full scale, committed (w* {100 * g['base_accuracy'].iloc[0]:.1f} %)")
     ax.axhline(0.9, color="0.4", linestyle=":", linewidth=1)
     printed = 12.0 if dataset == "mnist" else 6.572
     ax.axvline(printed, color="0.4", linestyle="--", linewidth=1, label=f"paper's σ ≤ {printed:g} (≤ 10 % drop)")
@@ -319,13 +326,20 @@ def _utility_axes(ax: Axes, dataset: str, util: pd.DataFrame, runs: pd.DataFrame
     ax.legend(fontsize=6.5, loc="best")
 
 
-def utility_figure(panels: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], *, title: str = "") -> Figure:
-    """Fig. 6: one utility graph per data set (``{dataset: (utility_frame, run_frame)}``), curves per C, ± sd."""
+def utility_figure(panels: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], *, title: str = "",
+                   committed: Mapping[str, pd.DataFrame] | None = None) -> Figure:  # fmt: skip
+    """Fig. 6: one utility graph per data set (``{dataset: (utility_frame, run_frame)}``), curves per C, ± sd.
+
+    ``committed`` (a reduced profile): ``{dataset: utility_frame(dataset, "paper")}``, drawn dotted with hollow
+    markers and labelled "full scale, committed" (issue 25)."""
     if not panels:
         raise ValueError("panels must name at least one data set")
+    if committed is not None and (not isinstance(committed, Mapping)
+                                  or not all(isinstance(f, pd.DataFrame) for f in committed.values())):
+        raise ValueError("committed must map data sets to utility_frame(dataset, 'paper') frames, or be None")
     fig, axes = new_axes(len(panels), 1, width=6.0 * len(panels), height=4.4)
     for ax, (dataset, (util, runs)) in zip(axes[0], panels.items(), strict=True):
-        _utility_axes(ax, _check_dataset(dataset), util, runs)
+        _utility_axes(ax, _check_dataset(dataset), util, runs, None if committed is None else committed.get(dataset))
     if title:
         fig.suptitle(title)
     return fig
