@@ -262,7 +262,8 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
         if comparison.empty:
             raise ValueError("comparison has no data set of this profile's grid (every missing_dp is -1)")
     datasets = list(dict.fromkeys(comparison["dataset"]))
-    fig, axes = new_axes(1, len(datasets), width=17.0 if full else 14.0, height=1.9 * len(datasets) + 0.4)
+    # at most 6:1 wide (one data set and the full-scale columns: 17 x 3.2 in)
+    fig, axes = new_axes(1, len(datasets), width=17.0 if full else 14.0, height=max(1.9 * len(datasets) + 0.4, 3.2))
     header = ["sampling", "clipping", "printed DP / non-DP (%)", "ours best epoch (%)", "ours final epoch (%)",
               "ours non-DP best (%)", "|S_b|, C", "ε A_1 (paper)", "ε A_0 (standard)"]  # fmt: skip
     if full:
