@@ -333,3 +333,14 @@ def test_reduced_utility_figure_draws_the_committed_full_scale_curves():
     assert not any("committed" in x for x in plain.axes[0].get_legend_handles_labels()[1])
     with pytest.raises(ValueError, match="committed"):
         nr.utility_figure({"mnist": (util(0.55), runs)}, committed={"mnist": "x"})
+
+
+def test_floor_note_is_mnist_only_and_cifar10_at_chance_says_pipeline_check():
+    quick, full = _sweep_frames(256, 0.065), _sweep_frames(350000, 0.5)
+    fig, _ = nr.s_sweep_figure("cifar10", *quick, committed=full)
+    label = fig.axes[0].get_xlabel()
+    assert "floor" not in label and "non-private 6.5 %: near chance after 256 gradient computations" in label
+    fig, _ = nr.s_sweep_figure("cifar10", *quick, committed=(full[0].assign(status="todo"), full[1].iloc[0:0]))
+    assert "no full-scale run is committed" in fig.axes[0].get_xlabel().replace("\n", " ")
+    fig, _ = nr.s_sweep_figure("cifar10", *_sweep_frames(256, 0.45), committed=full)
+    assert "\n" not in fig.axes[0].get_xlabel()  # no floor for CIFAR-10 and not at chance: no note

@@ -304,6 +304,11 @@ _A10 = {  # (sampling, BC file, BC %, C, IC file, IC %)
 }
 
 
+#: where App. H states that BC matches IC (the source of the BC-vs-IC statements below)
+_APP_H_BC = ("App. H first paragraph ('batch clipping yields accuracies comparable to DP-SGD with individual "
+             "clipping')")
+
+
 def _mode_specs() -> tuple[ClaimSpec, ...]:
     """Issue 21: Fig. 1 / Table 3 statements checked at |S_b| = 1024 under Algorithm 1 as printed and under the
     authors' HEAD batch-clipping noise (mode ``bc_divided_by_batch``); note A10 pinned by the committed runs."""
@@ -313,8 +318,7 @@ def _mode_specs() -> tuple[ClaimSpec, ...]:
             "003", f"fig1.mnist.{sampling}.b1024.bc_comparable_to_ic", "Fig. 1",
             f"MNIST {sampling}, |S_b| = 1024, Algorithm 1 as printed: batch clipping within 1 pp of individual "
             "clipping (C tuned per cell)", True, "derived",
-            "App. H first paragraph ('batch clipping yields accuracies comparable to DP-SGD with individual "
-            "clipping'), Fig. 1 (one curve per |S_b|, 1024 among them). Check: BC best-epoch accuracy >= IC's − 1 pp",
+            f"{_APP_H_BC}, Fig. 1 (one curve per |S_b|, 1024 among them). Check: BC best-epoch accuracy >= IC's − 1 pp",
             scale="full",
             erratum=Erratum(False, (
                 f"Note A10 pinned by runs: batch clipping exactly as Algorithm 1 prints it (one clipped batch "
@@ -359,8 +363,7 @@ def _smallest_batch_specs() -> tuple[ClaimSpec, ...]:
             "003", f"fig1.mnist.{sampling}.smallest_batch.bc_comparable_to_ic", "Fig. 1",
             f"MNIST {sampling}, the smallest |S_b| of the profile's grid, Algorithm 1 as printed: batch clipping "
             "within 1 pp of individual clipping (same C, σ, η, epochs)", True, "derived",
-            "App. H first paragraph ('batch clipping yields accuracies comparable to DP-SGD with individual "
-            "clipping'), Fig. 1 (|S_b| = 64 its smallest). Check: BC best-epoch accuracy >= IC's − 1 pp at the "
+            f"{_APP_H_BC}, Fig. 1 (|S_b| = 64 its smallest). Check: BC best-epoch accuracy >= IC's − 1 pp at the "
             "smallest |S_b| where both have a result; a direction, so compared at reduced scale too",
             erratum=Erratum(False, (
                 "Note A10: batch clipping exactly as Algorithm 1 prints it adds N(0, (2Cσ)²) per coordinate to one "
