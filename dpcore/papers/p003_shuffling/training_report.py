@@ -600,8 +600,9 @@ def smallest_batch_values(cells: pd.DataFrame) -> dict[str, tuple[bool | None, s
             out[key] = (None, f"mnist/{sampling}/IC and /BC at |S_b| = {b} (the grid's smallest) need results")
             continue
         ic, bc = (pair[f].iloc[0] for f in ("IC", "BC"))
-        out[key] = (bool(_pct(float(bc["best_accuracy"])) >= _pct(float(ic["best_accuracy"])) - _MARGIN_PP),
-                    f"|S_b| = {b}: BC {_pct(float(bc['best_accuracy'])):.2f} (C = {bc['clip_norm']:g}) vs IC "
-                    f"{_pct(float(ic['best_accuracy'])):.2f} (C = {ic['clip_norm']:g}); ε(1e-5) A_1 "
+        bc_pct, ic_pct = _pct(float(bc["best_accuracy"])), _pct(float(ic["best_accuracy"]))
+        out[key] = (bool(bc_pct >= ic_pct - _MARGIN_PP),
+                    f"|S_b| = {b}: BC {bc_pct:.2f} (C = {bc['clip_norm']:g}) vs IC "
+                    f"{ic_pct:.2f} (C = {ic['clip_norm']:g}); ε(1e-5) A_1 "
                     f"{_eps(bc['epsilon_paper'])} both")  # fmt: skip
     return out
