@@ -4,7 +4,7 @@ This catches a typo in a grid, a shape error or a configuration the trainer refu
 is rented.  Data files that are missing are replaced by random data of the same shape (said in the output).
 One round per cost key (``steps=1``; the CLI's default 2 times a warm second round) at a probe batch of
 :data:`PROBE_BATCH` (the CLI's 1,024): every configuration is still built, one per cost key stepped, and the test
-checks the plan, not the estimate (paper 002's ResNet-20 and ScatterNet probes took 16 s a round at 1,024 on one
+checks the plan, not the estimate; the evaluation is timed on as many examples (paper 002's ResNet-20 and ScatterNet probes took 16 s a round at 1,024 on one
 thread).
 """
 
@@ -30,7 +30,7 @@ def test_paper_profile_dry_run(name, tmp_path):
         pytest.skip(f"{name} has no paper profile")
     stream = io.StringIO()
     rows = dry_run(name, "paper", steps=1, results_root=tmp_path / "results", checkpoints_root=tmp_path / "ck",
-                   stream=stream, probe_batch=PROBE_BATCH)
+                   stream=stream, probe_batch=PROBE_BATCH, eval_probe=PROBE_BATCH)
     print(stream.getvalue())
     assert rows and all(r.steps > 0 and r.step_seconds > 0 and r.estimate_seconds > 0 for r in rows)
     assert "total estimate" in stream.getvalue()

@@ -41,27 +41,49 @@ def as_real_array(
     Refuses, with a ``ValueError`` naming ``name``: bools, strings, complex numbers, None, empty arrays,
     NaN, ±∞ (unless ``allow_inf``) and entries outside [low, high].
     """
-    bad = f"{name} must be a real number or an array of real numbers in [{low:g}, {high:g}], got {value!r}"
+    if type(value) in (float, int, np.float64):  # fast path for a plain number (optimisers call with scalars)
+        try:
+            number = float(value)
+        except OverflowError as exc:
+            raise ValueError(f"{name} must be a real number or an array of real numbers in [{low:g}, {high:g}], got "
+                             f"{value!r}") from exc  # fmt: skip
+        if math.isnan(number) or (not allow_inf and math.isinf(number)) or not low <= number <= high:
+            raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {number!r}")
+        return np.array(number)
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.size:  # fast path for a float array
+        if value.size == 1:
+            number = float(value.flat[0])
+            fine = not math.isnan(number) and (allow_inf or not math.isinf(number)) and low <= number <= high
+        else:
+            fine = bool(((value >= low) & (value <= high)).all()) and (allow_inf or bool(np.isfinite(value).all()))
+        if not fine:  # NaN fails both comparisons
+            raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
+        return value.astype(float)
+    original = value
+
+    def bad() -> str:  # built only on refusal: the repr of a large array costs more than the checks
+        return f"{name} must be a real number or an array of real numbers in [{low:g}, {high:g}], got {original!r}"
+
     if value is None or isinstance(value, (bool, np.bool_, str, bytes, complex, np.complexfloating)):
-        raise ValueError(bad)
+        raise ValueError(bad())
     if isinstance(value, numbers.Real):
         try:
             value = float(value)
         except OverflowError as exc:
-            raise ValueError(bad) from exc
+            raise ValueError(bad()) from exc
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(bad) from exc
+        raise ValueError(bad()) from exc
     if arr.dtype == object and all(
         isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_)) for x in arr.flat
     ):
         try:
             arr = arr.astype(float)
         except OverflowError as exc:
-            raise ValueError(bad) from exc
+            raise ValueError(bad()) from exc
     if arr.dtype.kind not in "iuf" or arr.size == 0:
-        raise ValueError(bad)
+        raise ValueError(bad())
     arr = arr.astype(float)
     if np.any(np.isnan(arr)) or (not allow_inf and np.any(np.isinf(arr))) or np.any((arr < low) | (arr > high)):
         raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")

@@ -98,9 +98,9 @@ def _probe_line(trainer: Any) -> tuple[float, float]:
     return max(t1 - b * half, 0.0), b
 
 
-def _time_eval(model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], split: str) -> float:
+def _time_eval(model: torch.nn.Module, data: tuple[torch.Tensor, torch.Tensor], split: str, examples: int) -> float:
     n = data[0].shape[0]
-    probe = min(n, EVAL_PROBE)
+    probe = min(n, examples)
     fn = make_classification_eval(data[0][:probe], data[1][:probe], prefix=split)
     model.eval()
     with torch.no_grad():
@@ -122,16 +122,19 @@ def dry_run(
     checkpoints_root: str | Path | None = None,
     stream: IO[str] | None = None,
     probe_batch: int = PROBE_BATCH,
+    eval_probe: int = EVAL_PROBE,
 ) -> list[DryRunRow]:
     """Dry-run the (selected) runs of ``experiment`` at ``profile``; print and return one row per run.
 
     ``synthetic_ok``: a data set whose files are missing is replaced by random images of its exact
     shape and size (the output says so); ``False`` raises instead.  ``probe_batch``: runs with a larger batch
     are timed at this batch and scaled linearly (default :data:`PROBE_BATCH`; a smaller one checks the plan in
-    less time, with a rougher estimate).
+    less time, with a rougher estimate).  ``eval_probe``: the evaluation is timed on this many examples and scaled
+    linearly to the evaluation split (default :data:`EVAL_PROBE`).
     """
     steps = check_positive_int("steps", steps)
     probe_batch = check_positive_int("probe_batch", probe_batch)
+    eval_probe = check_positive_int("eval_probe", eval_probe)
     exp = get(experiment) if isinstance(experiment, str) else experiment
     store = Store.default(profile, exp.name, results_root=results_root, checkpoints_root=checkpoints_root)
     plan = select(exp.runs(profile, store.load), only)
@@ -169,7 +172,7 @@ def dry_run(
             step_seconds = timings[key]
         ekey = (cfg.model, cfg.model_kwargs, cfg.dataset, data.evaluation[0].shape[0], cfg.device)
         if ekey not in eval_timings:
-            eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split)
+            eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split, eval_probe)
         status = "waiting" if not run.ready else ("done" if store.result_path(cfg).exists() else "todo")
         estimate = trainer.total_steps * step_seconds + cfg.epochs * cfg.evals_per_epoch * eval_timings[ekey]
         rows.append(
