@@ -133,6 +133,18 @@ def wrap_to_width(text: str, width: float, measure: Callable[[str], float]) -> l
     return lines
 
 
+def _layout_state(fig: Figure) -> tuple | None:
+    """Everything a layout engine moves: every axes' active and original position and the figure's
+    super-titles' positions (None for a figure with subfigures, whose layout this does not capture).  A layout pass
+    that leaves it unchanged is a fixed point: the next pass, a function of the same state, changes nothing."""
+    if fig.subfigs:
+        return None
+    boxes = tuple((tuple(ax.get_position(original=False).bounds), tuple(ax.get_position(original=True).bounds))
+                  for ax in fig.axes)  # fmt: skip
+    titles = tuple(None if t is None else t.get_position() for t in (fig._suptitle, fig._supxlabel, fig._supylabel))
+    return boxes, titles
+
+
 def add_footer(fig: Figure, label: str) -> Any:
     """Put ``label`` below everything drawn on ``fig`` (right-aligned), wrapped to the width of what is
     drawn; return the Text artist.
@@ -153,8 +165,12 @@ def add_footer(fig: Figure, label: str) -> Any:
     for text in list(fig.texts):
         if text.get_gid() == FOOTER_GID:
             text.remove()
+    state = _layout_state(fig)
     for _ in range(_LAYOUT_PASSES):  # tight/constrained layouts settle in a pass or two, as in savefig
         fig.canvas.draw()
+        settled, state = state, _layout_state(fig)
+        if state is not None and state == settled:  # a fixed point: a further pass would change nothing
+            break
     if fig.get_layout_engine() is not None:
         fig.set_layout_engine("none")
     for legend in fig.legends:
@@ -259,8 +275,7 @@ def finish_figure(fig: Figure, label: str) -> tuple[Any, FigureLayout]:
 
     not_run = mark_empty_panels(fig)
     moved = move_covering_legends(fig)
-    footer = add_footer(fig, label)
-    fig.canvas.draw()
+    footer = add_footer(fig, label)  # leaves the layout frozen: figure_layout needs no further draw
     lines = footer.get_text().count("\n") + 1
     return footer, figure_layout(fig, legends_moved=moved, not_run_panels=not_run, footer_lines=lines)
 
