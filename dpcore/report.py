@@ -145,6 +145,33 @@ def _layout_state(fig: Figure) -> tuple | None:
     return boxes, titles
 
 
+@dataclass
+class _Boxes:
+    """The pixel boxes ``Figure.get_tightbbox(renderer)`` unites, collected once: the visible, in-layout non-Axes
+    children's (``others``) and every visible Axes' (``axes``); one pass serves the footer's placement and the
+    layout record (an Axes' tight box is the costly part: its tick labels are laid out)."""
+
+    others: list
+    axes: list
+
+    @classmethod
+    def collect(cls, fig: Figure, renderer: Any) -> _Boxes:
+        others = [a.get_tightbbox(renderer) for a in fig.get_children()
+                  if a not in fig.axes and a.get_visible() and a.get_in_layout()]  # fmt: skip
+        return cls([b for b in others if b is not None], [ax.get_tightbbox(renderer) for ax in fig.axes
+                                                          if ax.get_visible()])  # fmt: skip
+
+    def inches(self, fig: Figure, extra: Iterable[Any] = ()) -> Any:
+        """Their union (and ``extra``'s), in inches: ``fig.get_tightbbox(renderer)`` as matplotlib computes it."""
+        from matplotlib.transforms import Bbox, TransformedBbox
+
+        bb = [b for b in [*self.others, *extra, *self.axes]
+              if math.isfinite(b.width) and math.isfinite(b.height) and (b.width != 0 or b.height != 0)]  # fmt: skip
+        if not bb:
+            return fig.bbox_inches
+        return TransformedBbox(Bbox.union(bb), fig.dpi_scale_trans.inverted())
+
+
 def add_footer(fig: Figure, label: str) -> Any:
     """Put ``label`` below everything drawn on ``fig`` (right-aligned), wrapped to the width of what is
     drawn; return the Text artist.
@@ -158,6 +185,11 @@ def add_footer(fig: Figure, label: str) -> Any:
     tight crop replaces the figure's bounding box they are anchored to, which would otherwise pull
     a legend at the bottom onto the footer.  An earlier footer is replaced.
     """
+    return _add_footer(fig, label)[0]
+
+
+def _add_footer(fig: Figure, label: str) -> tuple[Any, _Boxes]:
+    """:func:`add_footer`, also returning the boxes it measured (before the footer)."""
     from matplotlib.font_manager import FontProperties
 
     if not isinstance(label, str) or not label:
@@ -178,7 +210,8 @@ def add_footer(fig: Figure, label: str) -> Any:
             legend.set_bbox_to_anchor((0.0, 0.0, 1.0, 1.0), transform=fig.transFigure)
     renderer = fig.canvas.get_renderer()
     width, height = fig.get_size_inches()
-    bbox = fig.get_tightbbox(renderer)  # inches
+    boxes = _Boxes.collect(fig, renderer)
+    bbox = boxes.inches(fig)  # fig.get_tightbbox(renderer)
     font = FontProperties(size=_FOOTER_FONTSIZE)
 
     def measure(line: str) -> float:  # inches
@@ -186,7 +219,7 @@ def add_footer(fig: Figure, label: str) -> Any:
 
     lines = wrap_to_width(label, _FOOTER_FILL * bbox.width, measure)
     y = (bbox.y0 - _FOOTER_GAP_PT / 72.0) / height
-    return fig.text(
+    footer = fig.text(
         bbox.x1 / width,
         y,
         "\n".join(lines),
@@ -197,6 +230,7 @@ def add_footer(fig: Figure, label: str) -> Any:
         gid=FOOTER_GID,
         parse_math=False,
     )
+    return footer, boxes
 
 
 @dataclass(frozen=True)
@@ -259,6 +293,11 @@ def figure_layout(fig: Figure, *, pad_inches: float = PAD_INCHES, **counts: int)
     renderer = fig.canvas.get_renderer()
     canvas = fig.get_tightbbox(renderer).padded(pad_inches)  # inches
     boxes = [a.get_tightbbox(renderer) for a in [*fig.axes, *fig.legends] if a.get_visible()]
+    return _layout(fig, canvas, boxes, **counts)
+
+
+def _layout(fig: Figure, canvas: Any, boxes: list, **counts: int) -> FigureLayout:
+    """The layout of a figure saved as ``canvas`` (inches) whose Axes and figure legends have the pixel ``boxes``."""
     boxes = [b for b in boxes if b is not None]
     span = 0.0
     if boxes:
@@ -275,9 +314,15 @@ def finish_figure(fig: Figure, label: str) -> tuple[Any, FigureLayout]:
 
     not_run = mark_empty_panels(fig)
     moved = move_covering_legends(fig)
-    footer = add_footer(fig, label)  # leaves the layout frozen: figure_layout needs no further draw
+    footer, boxes = _add_footer(fig, label)  # the layout is frozen now: no further draw moves anything
     lines = footer.get_text().count("\n") + 1
-    return footer, figure_layout(fig, legends_moved=moved, not_run_panels=not_run, footer_lines=lines)
+    # figure_layout(fig, ...) without measuring every Axes again: the footer adds one box to the union
+    renderer = fig.canvas.get_renderer()
+    canvas = boxes.inches(fig, [footer.get_tightbbox(renderer)]).padded(PAD_INCHES)
+    legends = [a.get_tightbbox(renderer) for a in fig.legends if a.get_visible()]
+    layout = _layout(fig, canvas, [*boxes.axes, *legends], legends_moved=moved, not_run_panels=not_run,
+                     footer_lines=lines)  # fmt: skip
+    return footer, layout
 
 
 def table_csv(data: pd.DataFrame, *, significant: int = SIGNIFICANT_DIGITS) -> str:
