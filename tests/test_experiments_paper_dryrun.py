@@ -4,8 +4,8 @@ This catches a typo in a grid, a shape error or a configuration the trainer refu
 is rented.  Data files that are missing are replaced by random data of the same shape (said in the output).
 One round per cost key (``steps=1``; the CLI's default 2 times a warm second round) at a probe batch of
 :data:`PROBE_BATCH` (the CLI's 1,024): every configuration is still built, one per cost key stepped, and the test
-checks the plan, not the estimate; the evaluation is timed on as many examples (paper 002's ResNet-20 and ScatterNet probes took 16 s a round at 1,024 on one
-thread).
+checks the plan, not the estimate; the evaluation is timed on as many examples (paper 002's ResNet-20 and
+ScatterNet probes took 16 s a round at 1,024 on one thread).
 """
 
 from __future__ import annotations
