@@ -33,6 +33,11 @@ Array = np.ndarray
 _EPS_MAX = 1e300
 
 
+def _number_ok(number: float, low: float, high: float, allow_inf: bool) -> bool:
+    """``number`` is not NaN, finite unless ``allow_inf``, and in [low, high]."""
+    return not math.isnan(number) and (allow_inf or not math.isinf(number)) and low <= number <= high
+
+
 def as_real_array(
     name: str, value: object, *, low: float = -math.inf, high: float = math.inf, allow_inf: bool = False
 ) -> Array:
@@ -47,13 +52,12 @@ def as_real_array(
         except OverflowError as exc:
             raise ValueError(f"{name} must be a real number or an array of real numbers in [{low:g}, {high:g}], got "
                              f"{value!r}") from exc  # fmt: skip
-        if math.isnan(number) or (not allow_inf and math.isinf(number)) or not low <= number <= high:
+        if not _number_ok(number, low, high, allow_inf):
             raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {number!r}")
         return np.array(number)
     if type(value) is np.ndarray and value.dtype == np.float64 and value.size:  # fast path for a float array
         if value.size == 1:
-            number = float(value.flat[0])
-            fine = not math.isnan(number) and (allow_inf or not math.isinf(number)) and low <= number <= high
+            fine = _number_ok(float(value.flat[0]), low, high, allow_inf)
         else:
             fine = bool(((value >= low) & (value <= high)).all()) and (allow_inf or bool(np.isfinite(value).all()))
         if not fine:  # NaN fails both comparisons
