@@ -14,7 +14,7 @@ import torch
 
 from dpcore.experiments import adapters, cli, datasets, registry
 from dpcore.experiments.config import RunConfig, canonical_json, config_hash
-from dpcore.experiments.dryrun import dry_run
+from dpcore.experiments.dryrun import cost_key, dry_run, evaluations_per_epoch
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun
 from dpcore.experiments.runner import run_experiment, select
 from dpcore.experiments.store import Store, atomic_write_json, decode_float
@@ -384,6 +384,21 @@ def test_dry_run_times_every_run_and_sums_the_estimate(tmp_path):
     text = stream.getvalue()
     assert "total estimate" in text and "device cpu" in text
     assert sorted(p for p in tmp_path.rglob("*")) == before  # a dry run writes nothing
+
+
+def test_dry_run_cost_key_separates_truncation_and_counts_every_evaluation():
+    """ℓ∞ truncation materialises per-example gradients, so a truncated run never borrows an untruncated run's step
+    time; ModelMix's previous iterate doubles an epoch's evaluations, and the logged training loss adds a fraction."""
+    plain = _cfg(sampling="poisson", clipping="individual", noise_convention="standard")
+    assert cost_key(plain) == cost_key(plain.with_(clip_norm=3.0, noise_multiplier=7.0, seed=4))
+    assert cost_key(plain) != cost_key(plain.with_(linf_p=100))
+    assert cost_key(plain.with_(linf_p=10)) == cost_key(plain.with_(linf_p=100))
+    mixed = plain.with_(modelmix_tau=((1.0, 0.05),), eval_previous=True)
+    assert cost_key(plain) != cost_key(mixed)
+    assert evaluations_per_epoch(plain, 32) == 1
+    assert evaluations_per_epoch(mixed, 32) == 2
+    assert evaluations_per_epoch(mixed.with_(eval_previous=False), 32) == 1
+    assert evaluations_per_epoch(plain.with_(train_eval_size=16), 32) == 1.5
 
 
 def test_cli_parses_and_runs(tmp_path, capsys):

@@ -12,7 +12,9 @@ whole groups for mixed clipping) is timed at that batch and its step time scaled
 ``~``; per-example gradients cost about linearly in the batch on a CPU, so on a GPU the scaled time is an upper
 bound): paper 002's Table I draws 8,192 examples per round.
 
-Estimate of a run = rounds × step time + epochs × evaluation time (data loading excluded: it is shared).
+Estimate of a run = rounds × step time + epochs × evaluations per epoch × evaluation time (data loading excluded:
+it is shared); an epoch's evaluations count ModelMix's previous iterate and the logged training loss
+(:func:`evaluations_per_epoch`).
 
 A trainer with a ``time_client_round(examples)`` probe (the asynchronous clients of paper 000, whose rounds
 run n clients on batches of up to thousands of examples) is not stepped: one client's round is timed on
@@ -40,7 +42,7 @@ from dpcore.experiments.store import Store
 from dpcore.training.trainer import make_classification_eval, resolve_device
 from dpcore.validation import check_positive_int
 
-__all__ = ["DryRunRow", "dry_run", "cost_key", "format_dry_run"]
+__all__ = ["DryRunRow", "dry_run", "cost_key", "evaluations_per_epoch", "format_dry_run"]
 
 EVAL_PROBE = 1000
 PROBE_EXAMPLES = 32
@@ -68,12 +70,22 @@ class DryRunRow:
 
 def cost_key(config: RunConfig) -> tuple:
     """What the time of one round depends on (model, data shape, clipping and its scope, batch, micro-batching,
-    device; the noise placement only through whether there is noise)."""
+    device; the noise placement only through whether there is noise; the ℓ∞ truncation only through whether there
+    is one -- it materialises every per-example gradient, about 3x the cost of ℓ2 clipping on paper 002's ScatterNet
+    CNN; ModelMix's projection only through whether it runs)."""
     return (
         config.model, config.model_kwargs, config.dataset, config.clipping, config.batch_size, config.group_size,
         config.engine, config.max_physical_batch, config.device, config.noise_multiplier > 0, config.clients,
-        config.clip_scope,
+        config.clip_scope, config.linf_p is not None, bool(config.modelmix_tau),
     )  # fmt: skip
+
+
+def evaluations_per_epoch(config: RunConfig, eval_examples: int) -> float:
+    """Evaluations of ``eval_examples`` examples that one epoch of ``config`` costs: ``evals_per_epoch`` passes over
+    the evaluated split, twice with ModelMix's previous iterate (``eval_previous``), plus the ``train_eval_size``
+    training examples whose loss is logged (as a fraction of a pass)."""
+    passes = config.evals_per_epoch * (2 if config.eval_previous and config.modelmix_tau else 1)
+    return passes + config.evals_per_epoch * config.train_eval_size / max(eval_examples, 1)
 
 
 def _time_steps(trainer: Any, steps: int) -> float:
@@ -174,7 +186,8 @@ def dry_run(
         if ekey not in eval_timings:
             eval_timings[ekey] = _time_eval(trainer.model, data.evaluation, cfg.eval_split, eval_probe)
         status = "waiting" if not run.ready else ("done" if store.result_path(cfg).exists() else "todo")
-        estimate = trainer.total_steps * step_seconds + cfg.epochs * cfg.evals_per_epoch * eval_timings[ekey]
+        evals = evaluations_per_epoch(cfg, data.evaluation[0].shape[0])
+        estimate = trainer.total_steps * step_seconds + cfg.epochs * evals * eval_timings[ekey]
         rows.append(
             DryRunRow(
                 run.name, config_hash(cfg), status, trainer.total_steps, step_seconds, eval_timings[ekey], estimate,
@@ -203,7 +216,8 @@ def format_dry_run(name: str, profile: str, rows: Sequence[DryRunRow]) -> str:
     left = sum(r.estimate_seconds for r in rows if r.status != "done")
     lines.append(f"total estimate: {format_seconds(total)} ({total / 3600:.2f} h); without finished runs: "
                  f"{format_seconds(left)} ({left / 3600:.2f} h)")  # fmt: skip
-    lines.append("'=' : step time shared with an earlier run of the same model, clipping, batch and micro-batching")
+    lines.append("'=' : step time shared with an earlier run of the same model, clipping (and truncation), batch and "
+                 "micro-batching")
     if any(r.extrapolated for r in rows):
         lines.append(f"asynchronous runs: a round (n clients) is EXTRAPOLATED from timing one client's round on "
                      f"{PROBE_EXAMPLES // 2} and {PROBE_EXAMPLES} examples (linear in the batch size)")  # fmt: skip
