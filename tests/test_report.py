@@ -23,6 +23,8 @@ from dpcore.report import (  # noqa: E402
     Report,
     add_footer,
     atomic_path,
+    figure_layout,
+    finish_figure,
     table_csv,
     timing_columns,
     wrap_to_width,
@@ -208,6 +210,30 @@ def test_a_plot_squeezed_into_a_corner_is_measured_and_warned_about(tmp_path):
         Report("00_x", "nb", figures_dir=tmp_path).figure(fig, "squeezed")
     with Image.open(tmp_path / "00_x" / "squeezed.png") as image:
         assert FigureLayout.parse(image.text[LAYOUT_KEY]).axes_span < MIN_AXES_SPAN
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("layout", [None, "constrained", "tight"])
+@pytest.mark.parametrize("extras", ["plain", "figure_legend", "stray_text", "empty_panel"])
+def test_finish_figure_layout_equals_the_public_figure_layout(layout, extras):
+    """finish_figure measures the Axes once and adds the footer's box to the union instead of calling
+    figure_layout again: both must give the same record (span, aspect), whatever the layout engine and extras."""
+    fig, axes = plt.subplots(1, 3, figsize=(7, 2.5), layout=layout)
+    for ax in axes[:2]:
+        ax.plot([0, 1], [0, 1], label="a long legend entry")
+        ax.set_xlabel("x label\nsecond line")
+    if extras == "figure_legend":
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center" if layout else "lower center")
+    elif extras == "stray_text":
+        fig.text(-0.4, 0.5, "a text left of the canvas")
+    if extras != "empty_panel":
+        axes[2].plot([0, 1], [1, 0])
+    _, got = finish_figure(fig, "dpcore · profile=quick · a footer long enough to wrap over two lines " * 2)
+    fig.canvas.draw()  # the layout is frozen: a draw moves nothing
+    want = figure_layout(fig, legends_moved=got.legends_moved, not_run_panels=got.not_run_panels,
+                         footer_lines=got.footer_lines)  # fmt: skip
+    assert got == want
+    assert got.not_run_panels == (1 if extras == "empty_panel" else 0)
     plt.close(fig)
 
 
