@@ -86,7 +86,12 @@ PROGRESS_EVERY = 10.0  # seconds between progress lines of a running notebook
 #: environment of the notebooks' kernels (issue 25, repeatable outputs): one BLAS/OpenMP thread, so float
 #: reductions do not depend on the machine's core count; deterministic cuBLAS; a fixed hash seed; no
 #: date in matplotlib's files; DPCORE_REPEATABLE=1 makes dpcore.report.Report put torch on one thread
-#: with deterministic algorithms (dpcore.report.repeatable_torch).
+#: with deterministic algorithms (dpcore.report.repeatable_torch).  CPU kernels pinned to AVX2 (torch's own
+#: vectorised kernels, ``ATEN_CPU_CAPABILITY``, and oneDNN's convolutions, ``ONEDNN_MAX_CPU_ISA``): on a machine
+#: with AVX-512 both otherwise take other code paths whose last bits differ, and a reduced training run drifts from
+#: the committed figures (measured on an AVX-512 AMD EPYC of this machine class: 003's batch-clipping runs and all of
+#: 002's quick runs changed; with both pins every file came out byte-identical; either pin alone was not enough).
+#: A machine without AVX2 keeps its best kernels (both are upper limits).
 REPEATABLE_ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -96,6 +101,8 @@ REPEATABLE_ENV = {
     "SOURCE_DATE_EPOCH": "0",
     "MPLBACKEND": "Agg",
     "DPCORE_REPEATABLE": "1",
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
 }
 _GLOB_CHARS = set("*?[")
 #: the folder of the explorer notebooks under notebooks/: they report no claims (see the module docstring)

@@ -3,7 +3,7 @@
 Two real notebooks (an accounting one and paper 002's toy examples, at smaller sizes than the quick
 profile's) run twice through the runner's Python API into temporary folders; every PNG, PDF, CSV and
 claims file of the second run must equal the first, byte for byte.  A third, tiny notebook records the
-environment its kernel got from the runner (one thread, ``DPCORE_REPEATABLE=1``).
+environment its kernel got from the runner (one thread, ``DPCORE_REPEATABLE=1``, CPU kernels no wider than AVX2).
 """
 
 import io
@@ -26,8 +26,11 @@ ENV_PROBE = """
 import os, pathlib
 out = pathlib.Path(figures_dir) / "zz"
 out.mkdir(parents=True, exist_ok=True)
-names = ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "DPCORE_REPEATABLE", "SOURCE_DATE_EPOCH", "PYTHONHASHSEED"]
+names = ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "DPCORE_REPEATABLE", "SOURCE_DATE_EPOCH", "PYTHONHASHSEED",
+         "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA"]
 (out / "env.txt").write_text("\\n".join(f"{n}={os.environ.get(n)}" for n in names) + "\\n")
+import torch
+(out / "cpu.txt").write_text(torch.backends.cpu.get_cpu_capability())
 """
 
 
@@ -86,6 +89,14 @@ def test_two_notebooks_run_twice_write_identical_bytes(two_runs):
 def test_the_kernels_run_on_one_thread_with_the_repeatable_flag(two_runs):
     seen = dict(line.split("=", 1) for line in (two_runs[0] / "zz" / "env.txt").read_text().splitlines())
     assert seen == {name: runner.REPEATABLE_ENV[name] for name in seen} and seen["OMP_NUM_THREADS"] == "1"
+    assert seen["ATEN_CPU_CAPABILITY"] == "avx2" and seen["ONEDNN_MAX_CPU_ISA"] == "AVX2"
+
+
+@pytest.mark.slow
+def test_the_kernels_torch_runs_no_wider_than_avx2(two_runs):
+    """The committed quick figures come from AVX2 kernels; an AVX-512 machine's kernels drift in the last bits."""
+    capability = (two_runs[0] / "zz" / "cpu.txt").read_text()
+    assert "AVX512" not in capability.upper(), capability
 
 
 def test_repeatable_env_is_set_while_notebooks_run_and_restored(monkeypatch):
