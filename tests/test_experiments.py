@@ -265,6 +265,7 @@ def test_grid_runs_skips_finished_and_force_retrains(tmp_path):
     assert res["record"]["sampling"] == "shuffle" and res["record"]["noise_convention"] == "replace_one"
     for key in ("wall_seconds", "device", "data", "dpcore_version", "git_commit", "final_parameters_sha256"):
         assert key in res
+    assert res["cpu_capability"] == torch.backends.cpu.get_cpu_capability() and res["device_name"]
     mtimes = {o.name: o.path.stat().st_mtime_ns for o in out}
     again = _run(tmp_path)
     assert [o.status for o in again] == ["skipped"] * 4

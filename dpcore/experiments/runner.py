@@ -115,10 +115,18 @@ def _git() -> dict[str, Any]:
 
 
 def device_name(device: torch.device | str) -> str:
-    """The accelerator's name for a CUDA device (e.g. "NVIDIA H100 80GB HBM3"), else the machine's processor."""
+    """The accelerator's name for a CUDA device (e.g. "NVIDIA H100 80GB HBM3"), else the machine's processor: the
+    ``model name`` of ``/proc/cpuinfo`` where there is one (e.g. "AMD EPYC"), else what :mod:`platform` says."""
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name") and ":" in line and line.split(":", 1)[1].strip():
+                    return line.split(":", 1)[1].strip()
+    except OSError:  # no /proc (macOS, Windows): platform's name below
+        pass
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
@@ -288,6 +296,9 @@ def run_one(
         "device": str(trainer.device),
         "device_name": device_name(trainer.device),
         "torch_threads": torch.get_num_threads(),
+        # the CPU kernels torch dispatched to (AVX2, AVX512, ...): CPU results repeat bit for bit only at equal
+        # capability (dpcore.runner.REPEATABLE_ENV pins the notebooks' kernels to AVX2)
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
         "data": data.provenance,
         **software(),
         "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
