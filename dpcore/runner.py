@@ -78,20 +78,33 @@ __all__ = [
     "write_errata",
     "prepare_nbval",
     "main",
+    "numpy_avx512_targets",
 ]
 
 KERNEL = "python3"
 ENGINE = "dpcore-progress"
 PROGRESS_EVERY = 10.0  # seconds between progress lines of a running notebook
+def numpy_avx512_targets() -> str:
+    """The AVX-512 targets among numpy's runtime-dispatched SIMD code paths (``numpy.show_config``'s "SIMD
+    Extensions", found and not found on this machine), space-separated as ``NPY_DISABLE_CPU_FEATURES`` reads them;
+    "" where numpy dispatches to none (older x86 builds, other architectures)."""
+    import numpy as np
+
+    simd = np.show_config(mode="dicts").get("SIMD Extensions", {})
+    targets = [*simd.get("found", []), *simd.get("not found", [])]
+    return " ".join(t for t in targets if t == "X86_V4" or t.startswith("AVX512"))
+
+
 #: environment of the notebooks' kernels (issue 25, repeatable outputs): one BLAS/OpenMP thread, so float
 #: reductions do not depend on the machine's core count; deterministic cuBLAS; a fixed hash seed; no
 #: date in matplotlib's files; DPCORE_REPEATABLE=1 makes dpcore.report.Report put torch on one thread
-#: with deterministic algorithms (dpcore.report.repeatable_torch).  CPU kernels pinned to AVX2 (torch's own
-#: vectorised kernels, ``ATEN_CPU_CAPABILITY``, and oneDNN's convolutions, ``ONEDNN_MAX_CPU_ISA``): on a machine
-#: with AVX-512 both otherwise take other code paths whose last bits differ, and a reduced training run drifts from
-#: the committed figures (measured on an AVX-512 AMD EPYC of this machine class: 003's batch-clipping runs and all of
-#: 002's quick runs changed; with both pins every file came out byte-identical; either pin alone was not enough).
-#: A machine without AVX2 keeps its best kernels (both are upper limits).
+#: with deterministic algorithms (dpcore.report.repeatable_torch).  CPU code paths no wider than AVX2: torch's
+#: own vectorised kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and numpy's
+#: dispatched loops (``NPY_DISABLE_CPU_FEATURES``, the AVX-512 targets of :func:`numpy_avx512_targets`).  On a
+#: machine with AVX-512 each otherwise takes code paths whose last bits differ: measured on an AVX-512 AMD EPYC of
+#: this machine class, 003's batch-clipping runs and every 002 quick run (torch, oneDNN: either pin alone was not
+#: enough) and the PLD accountants' ε from the 7th significant digit on (numpy) differed from the committed files;
+#: with the pins every file came out byte-identical.  A machine without AVX2 keeps its best paths (upper limits).
 REPEATABLE_ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -103,6 +116,7 @@ REPEATABLE_ENV = {
     "DPCORE_REPEATABLE": "1",
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
+    **({"NPY_DISABLE_CPU_FEATURES": _npy} if (_npy := numpy_avx512_targets()) else {}),
 }
 _GLOB_CHARS = set("*?[")
 #: the folder of the explorer notebooks under notebooks/: they report no claims (see the module docstring)

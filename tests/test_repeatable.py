@@ -27,10 +27,11 @@ import os, pathlib
 out = pathlib.Path(figures_dir) / "zz"
 out.mkdir(parents=True, exist_ok=True)
 names = ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "DPCORE_REPEATABLE", "SOURCE_DATE_EPOCH", "PYTHONHASHSEED",
-         "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA"]
+         "ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "NPY_DISABLE_CPU_FEATURES"]
 (out / "env.txt").write_text("\\n".join(f"{n}={os.environ.get(n)}" for n in names) + "\\n")
-import torch
-(out / "cpu.txt").write_text(torch.backends.cpu.get_cpu_capability())
+import numpy, torch
+simd = numpy.show_config(mode="dicts")["SIMD Extensions"]
+(out / "cpu.txt").write_text(torch.backends.cpu.get_cpu_capability() + "\\n" + " ".join(simd["found"]))
 """
 
 
@@ -88,15 +89,26 @@ def test_two_notebooks_run_twice_write_identical_bytes(two_runs):
 @pytest.mark.slow
 def test_the_kernels_run_on_one_thread_with_the_repeatable_flag(two_runs):
     seen = dict(line.split("=", 1) for line in (two_runs[0] / "zz" / "env.txt").read_text().splitlines())
-    assert seen == {name: runner.REPEATABLE_ENV[name] for name in seen} and seen["OMP_NUM_THREADS"] == "1"
+    assert seen == {name: runner.REPEATABLE_ENV.get(name, "None") for name in seen} and seen["OMP_NUM_THREADS"] == "1"
     assert seen["ATEN_CPU_CAPABILITY"] == "avx2" and seen["ONEDNN_MAX_CPU_ISA"] == "AVX2"
 
 
 @pytest.mark.slow
 def test_the_kernels_torch_runs_no_wider_than_avx2(two_runs):
-    """The committed quick figures come from AVX2 kernels; an AVX-512 machine's kernels drift in the last bits."""
-    capability = (two_runs[0] / "zz" / "cpu.txt").read_text()
-    assert "AVX512" not in capability.upper(), capability
+    """The committed quick figures come from AVX2 code paths; an AVX-512 machine's drift in the last bits: torch's
+    kernels and numpy's dispatched loops in the kernel stop at AVX2."""
+    torch_capability, numpy_found = (two_runs[0] / "zz" / "cpu.txt").read_text().split("\n")
+    assert "AVX512" not in torch_capability.upper(), torch_capability
+    assert not [t for t in numpy_found.split() if t == "X86_V4" or t.startswith("AVX512")], numpy_found
+
+
+def test_numpy_avx512_targets_name_only_dispatch_targets():
+    import numpy as np
+
+    simd = np.show_config(mode="dicts")["SIMD Extensions"]
+    targets = runner.numpy_avx512_targets().split()
+    assert set(targets) <= {*simd["found"], *simd["not found"]}
+    assert all(t == "X86_V4" or t.startswith("AVX512") for t in targets)
 
 
 def test_repeatable_env_is_set_while_notebooks_run_and_restored(monkeypatch):
