@@ -263,6 +263,7 @@ def _training_specs() -> tuple[ClaimSpec, ...]:
                 f"{_NAME[data]} test accuracy (%), {_ROW[method][0]}, eps = {col}", value, "printed",
                 f"Table I, {_NAME[data]} block, row '{_ROW[method][0]}', column eps={col}", atol=ACCURACY_ATOL,
                 scale="full", note=_T1,
+                erratum=_unreproduced(method, eps, value) if (data, method, eps) in TABLE1_UNREPRODUCED else None,
             ))  # fmt: skip
     for (data, method), row in TABLE2_PRINTED.items():
         for eps, value in zip(TABLE2_EPSILONS[data], row, strict=True):
@@ -312,6 +313,48 @@ _MM_CODE = "junwan0224/ModelMix@02ecc83, Handcrafted-DP-main/cnns_mix.py"
 #: (method, column ε) -> ε of a Table I run composed with the authors' normalisation (RDP, Balle et al., δ = 1e-5),
 #: computed by ``ablation_report.normalization_budget_frame`` from the committed seed-0 runs
 _BUDGET_TOTAL = {("dpsgd", 0.2): 0.7388896, ("dpsgd", 1.0): 1.3300822, ("mm", 0.2): 0.7308852, ("mm", 1.0): 1.2223098}
+
+
+# ---- issue 22: Table I cells that no reading reproduces ------------------------------------------------------------
+#: (data set, method, column ε) -> the committed evidence (checked against the files by the tests): our Table I runs
+#: (config hashes under results/paper/002_table1/, seeds 0-4) and their median final-iterate accuracy (%), and the
+#: ablation's "all" run, the authors' configuration (results/paper/002_ablation/<hash>.json, seed 0): its final
+#: iterate and the authors' readout (%), and ε of everything it released (training + normalisation)
+TABLE1_UNREPRODUCED: dict[tuple[str, str, float], dict[str, Any]] = {
+    ("cifar10", "mm", 0.2): {
+        "table1": ("a91b370761a3d8da", "fbe366bad1c1df07", "0256d0ccd52b78c3", "466a721f34900ad0", "38f2a97c67192b69"),
+        "median": 32.44, "all": "93dd44ae7d762315", "all_final": 39.41, "all_authors": 46.51, "all_total_eps": 0.7313,
+    },
+}
+_HD_MAIN = "junwan0224/ModelMix@02ecc83, Handcrafted-DP-main/"
+#: where the authors' code sets what the ablation's "all" run changes (normalisation, truncation, T), per method
+_CODE_ALL = {
+    "mm": f"{_HD_MAIN}cnns_mix.py L199-201 (private normalisation, bn_noise_multiplier 8), "
+          "opacus/per_sample_gradient_clip.py L84-85 (trunc_ratio = 0.1: p = 100), train_utils_mix.py L44-46 "
+          "(6 steps of 8192 per epoch, 100 epochs: T = 600)",
+    "dpsgd": f"{_HD_MAIN}cnns.py L15-20 (input_norm BN, bn_noise_multiplier 8, 120 epochs of 6 steps: T = 720), "
+             "cnns.py L6 and opacus/per_sample_gradient_clip.py L84-85 (the vendored Opacus truncates: p = 100)",
+}  # fmt: skip
+_CODE_READOUT = f"{_MM_CODE} L141-143 (max of the current and previous model) and L169-179 (early stop after 20 epochs)"
+
+
+def _unreproduced(method: str, eps: float, printed: float) -> Erratum:
+    """Issue 22: a Table I cell that neither our setting nor the authors' configuration reproduces, said plainly;
+    the expected value is our Table I median (the claim's value), the evidence the committed runs behind it."""
+    e = TABLE1_UNREPRODUCED[("cifar10", method, eps)]
+    gap = printed - e["all_authors"]
+    return Erratum(e["median"], (
+        f"No reading of the authors' public code reproduces {printed:g} %. Ours at the paper's setting (GroupNorm, "
+        f"p = 1, T = 700, final iterate): {e['median']:.2f} %, the median of 5 seeds (results/paper/002_table1/"
+        f"{{{','.join(e['table1'])}}}.json). The authors' configuration in one run ({_CODE_ALL[method]}) "
+        f"reaches {e['all_final']:.2f} % at the final iterate and {e['all_authors']:.2f} % under the authors' readout, "
+        f"the best test accuracy over epochs ({_CODE_READOUT}; a selection on the test set), at eps "
+        f"{e['all_total_eps']:.3g} with its normalisation, {eps:g} for the training alone "
+        f"(results/paper/002_ablation/{e['all']}.json). The remaining {gap:.1f} percentage points are explained by "
+        "no setting we found; not modelled: the authors' "
+        "ImageNet pixel normalisation before the scattering, their shuffled fixed-size batches, CIFAR-10's original "
+        "pixels (ours: the JPEG q75 mirror)."), atol=0.005,
+        summary=f"no reading reproduces it: the authors' configuration and readout reach {e['all_authors']:.1f} %")
 
 
 def _budget_specs() -> tuple[ClaimSpec, ...]:
