@@ -84,6 +84,8 @@ __all__ = [
 KERNEL = "python3"
 ENGINE = "dpcore-progress"
 PROGRESS_EVERY = 10.0  # seconds between progress lines of a running notebook
+
+
 def numpy_avx512_targets() -> str:
     """The AVX-512 targets among numpy's runtime-dispatched SIMD code paths (``numpy.show_config``'s "SIMD
     Extensions", found and not found on this machine), space-separated as ``NPY_DISABLE_CPU_FEATURES`` reads them;
@@ -116,8 +118,10 @@ REPEATABLE_ENV = {
     "DPCORE_REPEATABLE": "1",
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
-    **({"NPY_DISABLE_CPU_FEATURES": _npy} if (_npy := numpy_avx512_targets()) else {}),
 }
+_NUMPY_AVX512 = numpy_avx512_targets()
+if _NUMPY_AVX512:  # nothing to disable where numpy dispatches to no AVX-512 target
+    REPEATABLE_ENV["NPY_DISABLE_CPU_FEATURES"] = _NUMPY_AVX512
 _GLOB_CHARS = set("*?[")
 #: the folder of the explorer notebooks under notebooks/: they report no claims (see the module docstring)
 EXPLORER_FOLDER = "explore"

@@ -166,3 +166,18 @@ def test_unreproduced_table1_errata_quote_the_committed_runs():
         assert e["all"] in spec.erratum.evidence and all(h in spec.erratum.evidence for h in e["table1"])
         assert compute_status(spec, e["median"]) == "differs-explained"
         assert compute_status(spec, e["median"] + 1.0) == "differs"
+
+
+def test_unreproduced_errata_cite_only_lines_the_evidence_table_holds():
+    """The code lines the Table I errata cite (claims._CODE_ALL, _CODE_READOUT) are places of training.EVIDENCE,
+    which holds each with its verbatim quote: a citation cannot drift from the verified record."""
+    import re
+
+    from dpcore.papers.p002_modelmix.claims import _CODE_ALL, _CODE_READOUT
+
+    held = {(e.path.rsplit("/", 1)[-1], e.lines) for group in t2.EVIDENCE.values() for e in group}
+    for text in [*_CODE_ALL.values(), _CODE_READOUT]:
+        cited = re.findall(r"([\w/]+\.py) L([\d-]+)", text)
+        assert cited, text
+        for path, lines in cited:
+            assert (path.rsplit("/", 1)[-1], lines) in held, (path, lines)

@@ -309,7 +309,9 @@ def _training_specs() -> tuple[ClaimSpec, ...]:
 
 
 # ---- issue 22: Table I's column ε against the authors' private data normalisation ---------------------------------
-_MM_CODE = "junwan0224/ModelMix@02ecc83, Handcrafted-DP-main/cnns_mix.py"
+#: the authors' Table I code (training.EVIDENCE holds each line cited here, with its quote; tests check it)
+_HD_MAIN = "junwan0224/ModelMix@02ecc83, Handcrafted-DP-main/"
+_MM_CODE = _HD_MAIN + "cnns_mix.py"
 #: (method, column ε) -> ε of a Table I run composed with the authors' normalisation (RDP, Balle et al., δ = 1e-5),
 #: computed by ``ablation_report.normalization_budget_frame`` from the committed seed-0 runs
 _BUDGET_TOTAL = {("dpsgd", 0.2): 0.7388896, ("dpsgd", 1.0): 1.3300822, ("mm", 0.2): 0.7308852, ("mm", 1.0): 1.2223098}
@@ -326,10 +328,9 @@ TABLE1_UNREPRODUCED: dict[tuple[str, str, float], dict[str, Any]] = {
         "median": 32.44, "all": "93dd44ae7d762315", "all_final": 39.41, "all_authors": 46.51, "all_total_eps": 0.7313,
     },
 }
-_HD_MAIN = "junwan0224/ModelMix@02ecc83, Handcrafted-DP-main/"
 #: where the authors' code sets what the ablation's "all" run changes (normalisation, truncation, T), per method
 _CODE_ALL = {
-    "mm": f"{_HD_MAIN}cnns_mix.py L199-201 (private normalisation, bn_noise_multiplier 8), "
+    "mm": f"{_HD_MAIN}cnns_mix.py L199 (input_norm BN), cnns_mix.py L201 (bn_noise_multiplier 8), "
           "opacus/per_sample_gradient_clip.py L84-85 (trunc_ratio = 0.1: p = 100), train_utils_mix.py L44-46 "
           "(6 steps of 8192 per epoch, 100 epochs: T = 600)",
     "dpsgd": f"{_HD_MAIN}cnns.py L15-20 (input_norm BN, bn_noise_multiplier 8, 120 epochs of 6 steps: T = 720), "
