@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -36,6 +35,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from dpcore.experiments.runner import device_name  # noqa: E402
 from dpcore.models import CNN003, ResNet20  # noqa: E402
 from dpcore.training import Privatizer, TrainConfig, make_loss, resolve_device, tune_cpu_allocator  # noqa: E402
 
@@ -54,9 +54,14 @@ NOTES = """Notes (written with the table; see dpcore/training/persample.py for t
   re-weighted weight-gradient convolution of the whole batch (clip factors applied to the output gradients).
   For convolutions the ghost norm sums shifted blocks of the per-sample Gram matrix of the input pixels
   (L^2 cin multiply-adds) instead of unfolding the input (T^2 cin k^2); on the CNN this takes the 7x7 and 3x3
-  layers, while the 14x14 layer still materialises per-sample gradients (about 1.3-1.5 times the cost of
-  its single weight-gradient convolution), which with the Gram products is what separates `individual`
-  from `nonprivate` here.
+  layers, while the 14x14 layer materialises per-sample gradients.
+* Where `individual` loses time against `nonprivate`: `benchmarks/ic_overhead.md` (from
+  `benchmarks/ic_overhead.py`) times every layer's per-sample norms and clipped sum by each route against the
+  one batched weight gradient non-private training computes.  On the CNN of this table the cheapest route of each
+  layer still costs about 7 ms per step more than those weight gradients (the grouped per-sample
+  weight-gradient convolution of the 14x14 layer is about 1.7x its batched one; the Gram products of the 7x7
+  layer add about as much as its weight gradient), which alone caps the ratio near 0.87; the rest is the tape,
+  the norm reduction and the noise.  0.95x would need per-sample norms at under a fifth of their cost here.
 * `individual_vmap` is the generic torch.func engine (vmap(grad)) on the same step, for reference.
 * `batch` needs no per-sample gradients (one backward of the summed loss, one clip, one noise draw).
 * `mixed` (s = 64) runs one ordinary backward per group of 64.
@@ -264,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
         if n not in MODELS:
             parser.error(f"unknown model {n!r}")
     timings = {n: measure(n, args.batch, repeats, args.warmup, device, modes) for n in names}
-    label = torch.cuda.get_device_name(device) if device.type == "cuda" else f"cpu ({platform.processor() or 'x86_64'})"
+    label = device_name(device)
+    if device.type == "cpu":
+        label = f"cpu ({label}, kernels {torch.backends.cpu.get_cpu_capability()})"
     # samples/s from the fastest repeat: on a shared machine the minimum time is the least disturbed one
     results: dict = {n: {m: args.batch / t["min"] for m, t in modes_.items()} for n, modes_ in timings.items()}
     results["device"] = label

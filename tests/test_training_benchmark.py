@@ -22,3 +22,24 @@ def test_throughput_script_writes_json_and_markdown(tmp_path, monkeypatch):
     assert all(v > 0 for v in data["cnn003_mnist"].values())
     assert data["device"] and data["meta"]["batch"] == 4
     assert "| cnn003_mnist | individual |" in out.with_suffix(".md").read_text()
+
+
+def test_ic_overhead_script_times_every_layer(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    for name in ("throughput", "ic_overhead"):
+        sys.modules.pop(name, None)
+    import ic_overhead
+
+    out = tmp_path / "o.json"
+    args = ["--batch", "4", "--repeats", "1", "--threads", "1", "--no-tune-allocator", "--models", "cnn003_mnist",
+            "--out", str(out)]  # fmt: skip
+    assert ic_overhead.main(args) == 0
+    res = json.loads(out.read_text())["results"]["cnn003_mnist"]
+    # the CNN's five trainable layers, each on the route the engine's cost model picks for its shape
+    assert [r["chosen"] for r in res["layers"]] == ["grouped forward", "materialise", "shift", "shift", "linear"]
+    for r in res["layers"]:
+        assert r["extra"] == r["engine"] - r["wgrad"]
+        assert all(r[k] > 0 for k in ("wgrad", "engine"))
+    assert set(res["layers"][1]) >= {"materialise", "shift", "unfold"}
+    assert res["layers_extra"] == sum(r["extra"] for r in res["layers"])
+    assert "| Conv2d (32, 14, 14)->(64, 14, 14) | materialise |" in out.with_suffix(".md").read_text()
