@@ -176,7 +176,7 @@ def test_unreproduced_errata_cite_only_lines_the_evidence_table_holds():
     from dpcore.papers.p002_modelmix.claims import _CODE_ALL, _CODE_READOUT
 
     held = {(e.path.rsplit("/", 1)[-1], e.lines) for group in t2.EVIDENCE.values() for e in group}
-    for text in [*_CODE_ALL.values(), _CODE_READOUT]:
+    for text in [*_CODE_ALL.values(), *_CODE_READOUT.values()]:
         cited = re.findall(r"([\w/]+\.py) L([\d-]+)", text)
         assert cited, text
         for path, lines in cited:

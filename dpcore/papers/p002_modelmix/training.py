@@ -585,6 +585,10 @@ EVIDENCE: dict[str, tuple[Evidence, ...]] = {
     "baseline": (
         _mm("cnns.py", "15-20", "def main(dataset, ..., batch_size=8192, ..., lr=4, ..., noise_multiplier=5.6, "
             "max_grad_norm=0.1, epochs=120, input_norm=\"BN\", ..., bn_noise_multiplier=8, ...)"),
+        _mm("cnns.py", "107", "test_loss, test_acc = test(model, test_loader)"),
+        _mm("cnns.py", "130-139", "if test_acc > best_acc: best_acc = test_acc; flat_count = 0 else: flat_count += 1; "
+            "if flat_count >= 20 and early_stop: print(\"plateau...\") ... return  (the baseline's readout: the "
+            "best test accuracy, early stop after 20 epochs without improvement)"),
     ),
     "nonprivate": (
         _mm("cnns.py", "150-161", "--batch_size 8192, --lr 1, --momentum 0.9, --noise_multiplier 0, "
