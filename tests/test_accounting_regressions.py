@@ -252,3 +252,26 @@ def test_rdp_at_a_long_composition_is_right():
     # an upper bound cannot be below a certified lower bound on the truth
     lower = _linear_test_lower_bound(q, sigma, steps, delta)
     assert 0.08 < lower <= ours
+
+
+def test_extreme_inputs_take_their_limits_without_overflow_warnings():
+    """Issue 25: overflow at extreme inputs gave RuntimeWarnings; each function now computes the value in a form
+    that does not overflow, or takes the overflow's limit on purpose, and the limits are the right answers."""
+    import warnings
+
+    from dpcore.accounting.pld import _unsubsample
+
+    eps = np.array([-1e-3, 0.25, 1.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny = _unsubsample(eps[1:], 5e-324)
+        # log(1 + (e^ε − 1)/q) = log(e^ε − 1) − log q to rounding when (e^ε − 1)/q is beyond the double range
+        np.testing.assert_allclose(tiny[:2], np.log(np.expm1(eps[1:3])) - math.log(5e-324), rtol=1e-14)
+        assert np.all(np.isfinite(tiny)) and np.all(np.diff(tiny) > 0)
+        # an ordinary q: the same arithmetic as before (bit for bit), so no committed ε moves
+        q = 0.01
+        assert np.array_equal(_unsubsample(eps[:3], q), np.log1p(np.expm1(eps[:3]) / q))
+        assert fdp.check_tradeoff(lambda a: 1.0 - a, tol=1e308)["convex"]
+        inside, edge, outside = modelmix.log_mixture_density(np.array([0.0, 0.5, 2.0]), shift=0.0, noise=5e-324,
+                                                             width=1.0)  # fmt: skip
+        assert (inside, outside) == (0.0, -math.inf) and edge == pytest.approx(math.log(0.5))

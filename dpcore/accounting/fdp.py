@@ -515,9 +515,12 @@ def check_tradeoff(f: Callable[[np.ndarray], np.ndarray], *, grid: np.ndarray | 
     tol = check_nonnegative("tol", tol)
     y = np.asarray(f(grid), dtype=float)
     slopes = np.diff(y) / np.diff(grid)
+    # a tolerance so large that tol·|slope| overflows admits every chord: −inf is the right threshold
+    with np.errstate(over="ignore"):
+        convex_floor = -tol * np.maximum(1.0, np.abs(slopes[1:]))
     return {
         "nonincreasing": bool(np.all(np.diff(y) <= tol)),
-        "convex": bool(np.all(np.diff(slopes) >= -tol * np.maximum(1.0, np.abs(slopes[1:])))),
+        "convex": bool(np.all(np.diff(slopes) >= convex_floor)),
         "below_diagonal": bool(np.all(y <= 1 - grid + tol)),
         "nonnegative": bool(np.all(y >= -tol)),
     }

@@ -163,7 +163,11 @@ def log_mixture_density(o: np.ndarray | float, *, shift: float, noise: float, wi
     x = as_real_array("o", o) - check_finite("shift", shift)
     if width <= _TINY_WIDTH * noise:
         return -0.5 * (x / noise) ** 2 - math.log(noise) - 0.5 * math.log(2 * math.pi)
-    return _log_cdf_diff((x - width / 2) / noise, (x + width / 2) / noise) - math.log(width)
+    # noise so small that (x ± width/2)/noise overflows: ±inf gives the uniform density's limit (log 1/width
+    # inside, −inf outside), which is the right answer there
+    with np.errstate(over="ignore"):
+        a, b = (x - width / 2) / noise, (x + width / 2) / noise
+    return _log_cdf_diff(a, b) - math.log(width)
 
 
 def _grid(noise: float, width: float, shift: float, max_order: float) -> tuple[np.ndarray, np.ndarray]:

@@ -233,11 +233,18 @@ def _unsubsample(eps: np.ndarray, q: float) -> np.ndarray:
     """log(1 + (e^ε − 1)/q) for ε > log(1 − q), without overflow for large ε.
 
     Equal to ε − log q + log(1 − (1 − q)e^{−ε}); the first form is used for ε ≤ 1 (accurate
-    near the lower end), the second above (no overflow of e^ε).
+    near the lower end), the second above (no overflow of e^ε).  Where (e^ε − 1)/q itself overflows
+    (a subnormal q), the first form is taken in logs: log(e^ε − 1) − log q, exact to rounding there.
     """
     small = eps <= 1.0
     out = np.empty_like(eps)
-    out[small] = np.log1p(np.expm1(eps[small]) / q)
+    with np.errstate(over="ignore"):
+        ratio = np.expm1(eps[small]) / q
+    huge = np.isinf(ratio)
+    ratio[huge] = 0.0
+    low = np.log1p(ratio)
+    low[huge] = np.log(np.expm1(eps[small][huge])) - math.log(q)
+    out[small] = low
     big = eps[~small]
     out[~small] = big - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-big))
     return out

@@ -58,7 +58,8 @@ def lemma_b3_bound(lam: int | np.ndarray, s: float, N: int, sigma: float, *, r0:
     u1 = u0 * E / sigma
     lam_max = sigma**2 * math.log(N / (s * sigma)) if N > s * sigma else 0.0
     ok = (lam >= 1) & (lam <= lam_max) & (u0 < 1) & (u1 < 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # overflow makes the bound +inf, which is still an upper bound (and λ that large is inadmissible anyway)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = 8 * (1 / (1 - u0) + E**3 / (sigma**3 * (1 - u1))) * math.exp(3 / sigma**2)
         val = s**2 * lam * (lam + 1) / (N * (N - s) * sigma**2) + ratio * s**3 * lam**2 * (lam + 1) / (
             N * (N - s) ** 2 * sigma**3

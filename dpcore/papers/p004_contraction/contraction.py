@@ -529,7 +529,9 @@ def _transition(size: int, spacing: float, shift: float, noise: float) -> Array:
     proj(g_i − shift + noise·Z) on the grid cells (cell edges at the midpoints; the end cells absorb
     the tails, which is the projection).  The interior edge CDFs depend on k − i only (Toeplitz)."""
     offsets = np.arange(-(size - 1), size)  # k − i for interior edge k (between cells k−1 and k)
-    table = ndtr(((offsets - 0.5) * spacing + shift) / noise)
+    # a noise so small that the argument overflows: ndtr(±inf) = 0 or 1, the noiseless projection's limit
+    with np.errstate(over="ignore"):
+        table = ndtr(((offsets - 0.5) * spacing + shift) / noise)
     i = np.arange(size)[:, None]
     k = np.arange(1, size)[None, :]
     cdf = np.empty((size, size + 1))
