@@ -7,7 +7,9 @@ training notebooks ran 3-6x slower (002 training 579 s, 000 non-convex 473 s in 
 """
 
 import os
+import sys
 
+import pytest
 from threadpoolctl import threadpool_limits
 
 from dpcore.runner import REPEATABLE_ENV
@@ -24,3 +26,13 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 torch.set_num_threads(1)
 settings.register_profile("dpcore", deadline=None, max_examples=40, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("dpcore")
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close every pyplot figure a test leaves open (the figure-drawing functions return their figures; a test that
+    only inspects one kept it alive, and matplotlib warned after 20)."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
