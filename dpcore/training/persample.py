@@ -311,28 +311,30 @@ def _conv_input_gram_shift(module: nn.Conv2d, a: Tensor, g: Tensor) -> Tensor:
 
         ‖∇_W f_i‖² = Σ_{p,p'} (g_p·g_p') · Σ_k X[σp + δk, σp' + δk],
 
-    L²·cin multiply-adds for X instead of T²·cin·k_h·k_w for the Gram matrix of the unfolded input; the sum
-    over k is k_h·k_w slice additions (samples on the last, contiguous axis)."""
+    L²·cin multiply-adds for X instead of T²·cin·k_h·k_w for the Gram matrix of the unfolded input.  The sum over
+    the k_h·k_w kernel offsets is separable: first over the column offsets (k_w slice additions into an
+    H × W_out × H × W_out array), then over the row offsets (k_h more), all with the samples first, so that neither
+    a transposed copy of X nor a strided final product is needed."""
     n, cin, h, w = a.shape
     cout, ho, wo = g.shape[1:]
     x_flat = a.reshape(n, cin, h * w)
-    gram_x = torch.bmm(x_flat.transpose(1, 2), x_flat).reshape(n, h, w, h, w).permute(1, 2, 3, 4, 0).contiguous()
+    gram_x = torch.bmm(x_flat.transpose(1, 2), x_flat).reshape(n, h, w, h, w)
     g_flat = g.reshape(n, cout, ho * wo)
     gram_g = torch.bmm(g_flat.transpose(1, 2), g_flat).reshape(n, -1)
     (sh, sw), (dh, dw), (ph, pw) = module.stride, module.dilation, module.padding
-    acc = torch.zeros(ho, wo, ho, wo, n, dtype=g.dtype, device=g.device)
+    cols = torch.zeros(n, h, wo, h, wo, dtype=g.dtype, device=g.device)
+    for j in range(module.kernel_size[1]):
+        c0, nc, ci = _valid_offsets(w, wo, pw, sw, dw, j)
+        if nc > 0:
+            out, src = slice(c0, c0 + nc), slice(ci, ci + sw * (nc - 1) + 1, sw)
+            cols[:, :, out, :, out] += gram_x[:, :, src, :, src]
+    acc = torch.zeros(n, ho, wo, ho, wo, dtype=g.dtype, device=g.device)
     for i in range(module.kernel_size[0]):
         r0, nr, ri = _valid_offsets(h, ho, ph, sh, dh, i)
-        if nr <= 0:
-            continue
-        rows_out, rows_in = slice(r0, r0 + nr), slice(ri, ri + sh * (nr - 1) + 1, sh)
-        for j in range(module.kernel_size[1]):
-            c0, nc, ci = _valid_offsets(w, wo, pw, sw, dw, j)
-            if nc <= 0:
-                continue
-            cols_out, cols_in = slice(c0, c0 + nc), slice(ci, ci + sw * (nc - 1) + 1, sw)
-            acc[rows_out, cols_out, rows_out, cols_out] += gram_x[rows_in, cols_in, rows_in, cols_in]
-    return (gram_g * acc.reshape(-1, n).t()).sum(1)
+        if nr > 0:
+            out, src = slice(r0, r0 + nr), slice(ri, ri + sh * (nr - 1) + 1, sh)
+            acc[:, out, :, out, :] += cols[:, src, :, src, :]
+    return (gram_g * acc.reshape(n, -1)).sum(1)
 
 
 def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
