@@ -61,6 +61,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/throughput.py --quick --out benchmarks/results.json
+	$(PY) benchmarks/ic_overhead.py --out benchmarks/ic_overhead.json
 
 # Jupyter generates a random token and prints the full URL with it.
 lab: $(STAMP)
