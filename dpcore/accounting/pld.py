@@ -240,7 +240,7 @@ def _unsubsample(eps: np.ndarray, q: float) -> np.ndarray:
     out = np.empty_like(eps)
     with np.errstate(over="ignore"):
         ratio = np.expm1(eps[small]) / q
-    huge = np.isinf(ratio)
+    huge = np.isposinf(ratio)  # only e^ε − 1 > 0 can overflow upward; below 0 the ratio lies in (−1, 0)
     ratio[huge] = 0.0
     low = np.log1p(ratio)
     low[huge] = np.log(np.expm1(eps[small][huge])) - math.log(q)
