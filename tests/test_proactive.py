@@ -346,3 +346,15 @@ def test_bad_input_names_parameter(call, name):
 def test_paper_gamma_outside_domain_raises():
     with pytest.raises(ValueError, match="F\\(2\\) is undefined"):
         pr.gamma(3.0, 50.0, 1.0, mode="paper")
+
+
+def test_honest_row_refuses_a_noise_whose_epsilon_leaves_the_range_naming_the_noise():
+    """The fuzz found honest_row(noise=429194, delta=1e-4) failing inside gamma() with a message about 'epsilon', a
+    parameter the caller never passed; like the calculator, it now names its own parameter."""
+    from dpcore.papers.p000_proactive.calculator import EPSILON_RANGE, epsilon, honest_row
+
+    noise = 429194.0
+    assert epsilon(noise, 1e-4) < EPSILON_RANGE[0]
+    with pytest.raises(ValueError, match=r"^noise=429194\.0 gives epsilon"):
+        honest_row(noise, 26.0, 10_000, 50_000.0, 1e-4)
+    assert honest_row(19.3, 26.0, 10_000, 50_000.0, 1e-4)["epsilon_eq6"] == epsilon(19.3, 1e-4)

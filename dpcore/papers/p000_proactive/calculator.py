@@ -216,6 +216,16 @@ def gamma_rhs(gamma: float, sigma: float, epsilon: float, k: float, *, formula: 
     return gamma_rhs_alpha(min(alpha_bar, 1e300), sigma, formula=formula)
 
 
+def _eq6_epsilon(name: str, sigma: float, delta: float) -> float:
+    """:func:`epsilon` (eq. (6)) for a σ given as parameter ``name``, refused (naming it) where so much noise gives an
+    ε below :data:`EPSILON_RANGE`, which the theorems' γ and T_min then could not take."""
+    eps = epsilon(sigma, delta)
+    if eps < EPSILON_RANGE[0]:
+        raise ValueError(f"{name}={sigma} gives epsilon = {eps:.3g} below {EPSILON_RANGE[0]:g} at delta={delta:g}: "
+                         f"{name} must be smaller")  # fmt: skip
+    return eps
+
+
 def gamma(sigma: float, epsilon: float, k: float, *, mode: str = "theorem", formula: str = "paper") -> float:
     """γ of Theorem 3.1 / B.4 (with k = K/N).
 
@@ -421,9 +431,7 @@ def dp_calculator(
     delta = 1.0 / N if delta is None else check_open_unit("delta", delta)
     if delta >= 1:
         raise ValueError(f"delta = 1/N must be below 1: N must be at least 2, got N={N}")
-    eps = epsilon(sig, delta)
-    if eps < EPSILON_RANGE[0]:
-        raise ValueError(f"sigma={sig} gives epsilon = {eps:.3g} below {EPSILON_RANGE[0]:g} at delta={delta:g}")
+    eps = _eq6_epsilon("sigma", sig, delta)
     g = gamma(sig, eps, k, mode=mode, formula=formula)
     t_min = g * theta**2 * k**2 / eps
     t_asym = asymptotic_min_rounds(eps, k, theta=theta)
@@ -533,7 +541,7 @@ def honest_row(noise: float, s: float, N: int, K: float, delta: float, *, formul
     if s > N or s > K:
         raise ValueError(f"s must be <= N and <= K, got s={s}, N={N}, K={K}")
     k = check_epochs("K/N", K / N)
-    eps6 = epsilon(noise, delta)
+    eps6 = _eq6_epsilon("noise", noise, delta)
     g = gamma(noise, eps6, k, formula=formula)
     s_max = k * N / (g * k**2 / eps6)
     t31 = theorem_3_1(eps6, delta, N, k, K / s, noise=noise, formula=formula)
