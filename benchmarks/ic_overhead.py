@@ -95,13 +95,10 @@ def _route(module: nn.Module, a: torch.Tensor, g: torch.Tensor, route: str | Non
     return run
 
 
-def _chosen(module: nn.Module, a: torch.Tensor, g: torch.Tensor) -> str:
+def _chosen(module: nn.Module, a: torch.Tensor, g: torch.Tensor, prefer: str | None = None) -> str:
     if isinstance(module, nn.Linear):
         return "linear"
-    kh, kw = module.kernel_size
-    if a.shape[1] * kh * kw <= persample.SMALL_CONV_FAN_IN:
-        return "grouped forward"
-    return persample._conv_route(a.shape[1], g.shape[1], kh * kw, g.shape[2] * g.shape[3], a.shape[2] * a.shape[3])
+    return persample.conv_route_taken(module, a.shape, g.shape, prefer=prefer)
 
 
 def measure(name: str, batch: int, repeats: int) -> dict:
@@ -110,14 +107,9 @@ def measure(name: str, batch: int, repeats: int) -> dict:
     x = torch.randn(batch, *shape, generator=gen)
     y = torch.randint(0, 10, (batch,), generator=gen)
     device = torch.device("cpu")
-    step_np = throughput._nonprivate(throughput._fresh(builder, device), x, y)
-    step_ic = throughput._dpcore(throughput._fresh(builder, device), x, y, "individual", device)
-    np_s, ic_s = float("inf"), float("inf")
-    for _ in range(2):
-        step_np(), step_ic()
-    for _ in range(repeats):
-        np_s = min(np_s, _fastest(step_np, 1))
-        ic_s = min(ic_s, _fastest(step_ic, 1))
+    # whole steps: the throughput benchmark's own interleaved measurement (same inputs, same seeds)
+    steps = throughput.measure(name, batch, repeats, 2, device, modes=("nonprivate", "individual"))
+    np_s, ic_s = steps["nonprivate"]["min"], steps["individual"]["min"]
     layers = []
     for module, a, g in _capture(throughput._fresh(builder, device), x, y):
         row = {
@@ -127,9 +119,8 @@ def measure(name: str, batch: int, repeats: int) -> dict:
         }
         if isinstance(module, nn.Conv2d) and row["chosen"] in ROUTES:
             for route in ROUTES:
-                if route != "materialise" and a.shape[0] * (a.shape[2] * a.shape[3]) ** 2 > persample.GHOST_MAX_FLOATS:
-                    continue
-                row[route] = _fastest(_route(module, a, g, route), repeats)
+                if _chosen(module, a, g, prefer=route) == route:  # else the engine would take another route
+                    row[route] = _fastest(_route(module, a, g, route), repeats)
         row["engine"] = _fastest(_route(module, a, g, None), repeats)
         row["extra"] = row["engine"] - row["wgrad"]
         layers.append(row)

@@ -238,12 +238,13 @@ def _unsubsample(eps: np.ndarray, q: float) -> np.ndarray:
     """
     small = eps <= 1.0
     out = np.empty_like(eps)
+    grown = np.expm1(eps[small])
     with np.errstate(over="ignore"):
-        ratio = np.expm1(eps[small]) / q
+        ratio = grown / q
     huge = np.isposinf(ratio)  # only e^ε − 1 > 0 can overflow upward; below 0 the ratio lies in (−1, 0)
     ratio[huge] = 0.0
     low = np.log1p(ratio)
-    low[huge] = np.log(np.expm1(eps[small][huge])) - math.log(q)
+    low[huge] = np.log(grown[huge]) - math.log(q)
     out[small] = low
     big = eps[~small]
     out[~small] = big - math.log(q) + np.log1p(-(1.0 - q) * np.exp(-big))

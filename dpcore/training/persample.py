@@ -60,6 +60,7 @@ __all__ = [
     "truncate_linf",
     "clipped_group_sum",
     "layer_engine_supported",
+    "conv_route_taken",
     "LayerEngineError",
     "per_group_gradients",
     "CLIP_SCOPES",
@@ -337,6 +338,29 @@ def _conv_input_gram_shift(module: nn.Conv2d, a: Tensor, g: Tensor) -> Tensor:
     return (gram_g * acc.reshape(n, -1)).sum(1)
 
 
+def conv_route_taken(module: nn.Conv2d, a_shape: Sequence[int], g_shape: Sequence[int], s: int = 1,
+                     force: bool = False, prefer: str | None = None) -> str:  # fmt: skip
+    """The route :func:`_conv_term` takes for a conv layer with input ``a_shape`` and output gradient ``g_shape``
+    (N, C, H, W), groups of ``s`` samples and ``force`` (l∞ truncation: per-sample gradients needed):
+    ``"grouped forward"`` (few inputs per output), else ``prefer`` (default: :func:`_conv_route`'s cheapest) among
+    ``"materialise"``, ``"shift"``, ``"unfold"``, downgraded where a Gram matrix would exceed
+    :data:`GHOST_MAX_FLOATS` or the ghost norm does not apply (s > 1, truncation)."""
+    n, cin, h, w = a_shape
+    kh, kw = module.kernel_size
+    if cin * kh * kw <= SMALL_CONV_FAN_IN:
+        return "grouped forward"
+    length, pixels = g_shape[2] * g_shape[3], h * w  # output positions T, input pixels L
+    route = prefer or _FORCE_CONV_ROUTE or _conv_route(cin, g_shape[1], kh * kw, length, pixels)
+    check_choice("prefer", route, ("materialise", "shift", "unfold"))
+    if force or s != 1:
+        return "materialise"
+    if route == "shift" and n * pixels * pixels > GHOST_MAX_FLOATS:
+        route = "unfold"
+    if route == "unfold" and n * length * length > GHOST_MAX_FLOATS:
+        route = "materialise"
+    return route
+
+
 def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
     """Conv2d group gradients: materialised per-sample gradients (a grouped convolution) or the ghost norm
     (unfolded-input or pixel Gram matrix) plus one re-weighted weight-gradient convolution, whichever
@@ -349,7 +373,8 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
         return _LayerTerm(module, sq, None, None, bias)
     shape = module.weight.shape
     kh, kw = module.kernel_size
-    if a.shape[1] * kh * kw <= SMALL_CONV_FAN_IN:
+    route = conv_route_taken(module, a.shape, g.shape, s, force)
+    if route == "grouped forward":
         # few input channels (first layers): per-sample gradients as one grouped convolution of the
         # inputs (samples as groups) with the output gradients as filters
         out = nn.functional.conv2d(
@@ -362,14 +387,6 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
         return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
     cin = a.shape[1]
     length = g.shape[2] * g.shape[3]  # output positions T
-    pixels = a.shape[2] * a.shape[3]  # input pixels L
-    route = _conv_route(cin, cout, kh * kw, length, pixels) if _FORCE_CONV_ROUTE is None else _FORCE_CONV_ROUTE
-    if force or s != 1:
-        route = "materialise"
-    if route == "shift" and n * pixels * pixels > GHOST_MAX_FLOATS:
-        route = "unfold"
-    if route == "unfold" and n * length * length > GHOST_MAX_FLOATS:
-        route = "materialise"
     if route != "materialise":  # ghost norm: norms only, then one re-weighted weight-gradient convolution
         gram = _conv_input_gram_shift if route == "shift" else _conv_input_gram_unfold
         sq_w = gram(module, a, g)

@@ -371,9 +371,8 @@ def _unreproduced(method: str, eps: float, printed: float) -> Erratum:
         f"the best test accuracy over epochs ({_CODE_READOUT[method]}; a selection on the test set), at eps "
         f"{e['all_total_eps']:.3g} with its normalisation, {eps:g} for the training alone "
         f"(results/paper/002_ablation/{e['all']}.json).{_course(e.get('course'))} The remaining {gap:.1f} percentage "
-        "points are explained by "
-        "no setting we found; not modelled: the authors' "
-        "ImageNet pixel normalisation before the scattering, their shuffled fixed-size batches, CIFAR-10's original "
+        "points are explained by no setting we found; not modelled: the authors' ImageNet pixel normalisation "
+        "before the scattering, their shuffled fixed-size batches, CIFAR-10's original "
         "pixels (ours: the JPEG q75 mirror)."), atol=0.005,
         summary=f"no reading reproduces it: the authors' configuration and readout reach {e['all_authors']:.1f} %")
 
