@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -76,9 +77,11 @@ def ray_instance():
     tmp.mkdir(parents=True, exist_ok=True)
     old = os.environ.get("RAY_TMPDIR")
     os.environ["RAY_TMPDIR"] = str(tmp)
-    seconds = ray_backend.start_local_ray(2, temp_dir=tmp)  # retries within DPCORE_RAY_START_TIMEOUT, then raises
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seconds = ray_backend.start_local_ray(2, temp_dir=tmp)  # retries within DPCORE_RAY_START_TIMEOUT, then raises
     print(f"\nlocal Ray instance started in {seconds:.1f}s")
-    yield
+    yield caught
     ray.shutdown()
     if old is None:
         os.environ.pop("RAY_TMPDIR", None)
@@ -126,6 +129,11 @@ def test_ray_grid_equals_local_grid_and_skips_finished_runs(tmp_path, ray_instan
     again = run_experiment_ray("tiny-ray", "quick", results_root=tmp_path / "ray", checkpoints_root=tmp_path / "ck2",
                                stream=out)  # fmt: skip
     assert [o.status for o in again] == ["skipped"] * 3 and "submit" not in out.getvalue()
+
+
+def test_a_local_start_opts_into_rays_accelerator_rule_without_its_future_warning(ray_instance):
+    assert os.environ[ray_backend.ACCEL_OVERRIDE_VAR] == "0"
+    assert not [w for w in ray_instance if ray_backend.ACCEL_OVERRIDE_VAR in str(w.message)]
 
 
 def test_a_failed_task_is_reported_with_its_configuration_and_the_others_finish(tmp_path, ray_instance, capsys):

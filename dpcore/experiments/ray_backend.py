@@ -22,7 +22,11 @@ those agents import (``RAY_raylet_start_wait_time_s`` does not change either).  
 is reported (with Ray's and the raylet's message), its processes are ended, and a new one starts while
 the timeout allows.
 When none succeeds :class:`RayStartError` names what failed and where Ray's logs are: nothing falls back
-to the local backend.
+to the local backend.  A local instance opts into the accelerator rule Ray 2.55 announces for its next
+versions (``RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO=0``, unless the environment sets it): a task that asks
+for no GPU keeps the process's ``CUDA_VISIBLE_DEVICES`` instead of having it emptied.  dpcore's tasks
+do not depend on either rule (a grid task asks for one GPU whenever the cluster has GPUs; Flower's
+clients compute on the CPU), and Ray's FutureWarning about the change goes away.
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ __all__ = [
 #: Default limit (seconds) on starting a local Ray instance, all attempts together (``DPCORE_RAY_START_TIMEOUT``).
 START_TIMEOUT_S = 300.0
 _RAY_NODE_LIMIT_S = 30.0  # Ray 2.55's own fixed wait for its node (ray/_private/node.py): one attempt's length
+#: Ray's switch for its future accelerator rule (ray/_private/accelerators/accelerator.py); see the module docstring.
+ACCEL_OVERRIDE_VAR = "RAY_ACCEL_ENV_VAR_OVERRIDE_ON_ZERO"
 
 
 class MissingExtra(ImportError):
@@ -141,6 +147,7 @@ def start_local_ray(
     if ray.is_initialized():
         raise ValueError("Ray is already initialised in this process: shut it down first (ray.shutdown())")
     out = stream if stream is not None else sys.stderr
+    os.environ.setdefault(ACCEL_OVERRIDE_VAR, "0")  # inherited by the node this process starts
     kwargs: dict[str, Any] = {"num_cpus": num_cpus, "include_dashboard": False, "log_to_driver": False}
     if num_gpus is not None:
         kwargs["num_gpus"] = int(num_gpus)
