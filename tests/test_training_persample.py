@@ -130,6 +130,7 @@ def test_materialised_conv_gradients_bmm_and_grouped_agree_with_loop(monkeypatch
     monkeypatch.setattr(persample, "_FORCE_CONV_ROUTE", "materialise")
     monkeypatch.setattr(persample, "SMALL_CONV_FAN_IN", 0)
     monkeypatch.setattr(persample, "BMM_ROUTE_FACTOR", factor)
+    monkeypatch.setattr(persample, "TRUNC_BMM_ROUTE_FACTOR", factor)
     unfolded = []
     original = nn.functional.unfold
 
@@ -215,6 +216,54 @@ def test_l2_linf_clipping_matches_algorithm_2(engine):
     # truncation really acts: without it the sum differs
     plain = clipped_group_sum(model, _ce, x, y, group_size=1, clip_norm=0.5, engine=engine)
     assert any(not torch.allclose(a, b) for a, b in zip(res.clipped_sum, plain.clipped_sum, strict=True))
+
+
+@pytest.mark.parametrize("s", [1, 3])  # 10 samples: groups of 3 leave a remainder group of 1
+@pytest.mark.parametrize("chunk_floats", [1, 20_000, 2**30])  # one group per chunk (7,901 floats), two, all
+@pytest.mark.parametrize("max_positions", [0, 256])  # conv layers' per-sample gradients for the whole block, by chunk
+def test_l2_linf_clipping_in_chunks_of_groups_equals_explicit_loop(monkeypatch, s, chunk_floats, max_positions):
+    """The layer engine's l2 + l∞ clipping materialises a chunk of groups at a time (TRUNC_CHUNK_FLOATS): the
+    chunks' norms and truncated sums add up to the explicit loop's, with a remainder group and chunks that do not
+    divide the groups, whether the conv layers compute their per-sample gradients chunk by chunk or for the whole
+    block at once (TRUNC_CHUNK_MAX_POSITIONS)."""
+    import dpcore.training.persample as persample
+
+    monkeypatch.setattr(persample, "TRUNC_CHUNK_FLOATS", chunk_floats)
+    monkeypatch.setattr(persample, "TRUNC_CHUNK_MAX_POSITIONS", max_positions)
+    calls = []
+    per_sample = persample._conv_per_sample
+
+    def spy(module, a, *args):
+        calls.append(a.shape[0])
+        return per_sample(module, a, *args)
+
+    monkeypatch.setattr(persample, "_conv_per_sample", spy)
+    chunks = []
+    original = persample.clip_factors
+
+    def spy(norms, clip_norm):
+        chunks.append(norms.numel())
+        return original(norms, clip_norm)
+
+    monkeypatch.setattr(persample, "clip_factors", spy)
+    model = _model(8)
+    x, y = _data(10, seed=8)
+    ref, ref_norms = _reference(model, x, y, s, 0.05, linf_p=500)
+    res = clipped_group_sum(model, _ce, x, y, group_size=s, clip_norm=0.05, linf_p=500, engine="layer")
+    groups = math.ceil(10 / s)
+    assert sum(chunks) == groups and res.n_groups == groups
+    # groups of 3: the layer engine's two blocks (3 whole groups, then the remainder group) are chunked apart
+    expected = {1: [1] * groups, 20_000: [2] * 5 if s == 1 else [2, 1, 1], 2**30: [10] if s == 1 else [3, 1]}
+    assert chunks == expected[chunk_floats]
+    n_convs = sum(isinstance(m, nn.Conv2d) for m in model.modules())
+    # samples per call of each conv layer: the whole block (10; or 9, then the remainder group's 1) or each chunk
+    # (the remainder block's one chunk holds its 1 sample)
+    blocks = [10] if s == 1 else [9, 1]
+    chunk_samples = chunks if s == 1 else [k * s for k in chunks[:-1]] + [1]
+    assert sorted(calls) == sorted((blocks if max_positions == 0 else chunk_samples) * n_convs)
+    torch.testing.assert_close(res.norms, ref_norms, rtol=1e-10, atol=1e-12)
+    for a, b in zip(res.clipped_sum, ref, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
 
 
 def test_per_group_gradients_vmap_equals_loop_and_infinite_clip_is_the_plain_sum():

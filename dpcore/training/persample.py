@@ -23,6 +23,9 @@ explicit loop over groups):
   cost model says is cheaper for that layer (ghost for small feature maps with many channels).  For
   convolutions the patch Gram matrix (a_t·a_t') is either taken from the unfolded input or, cheaper, summed
   from shifted blocks of the Gram matrix of the input pixels (no unfolding; see ``_conv_input_gram_shift``).
+  ModelMix's l2 + l∞ clipping needs the group gradients themselves: they are clipped, truncated and
+  summed a chunk of groups at a time (``_truncated_sums``) while in cache, and conv layers with few output
+  positions also compute them chunk by chunk (:data:`TRUNC_CHUNK_MAX_POSITIONS`).
 * ``"loop"``  -- one ordinary backward per group (used when a group does not fit in the physical
   micro-batch, and for groups of at least :data:`LOOP_MIN_GROUP` samples).
 * ``"batch"`` -- a single group (batch clipping): one backward of the summed loss per micro-batch,
@@ -82,6 +85,20 @@ SMALL_CONV_FAN_IN = 27
 #: the grouped weight-gradient convolution (measured on a 2-core CPU, 256 samples, 1 thread: 243→64 at 8×8
 #: 0.58 vs 0.74 s, 64→64 at 4×4 0.05 vs 0.12 s; 64→64 at 8×8 0.15 vs 0.12 s, 32→64 at 14×14 0.13 vs 0.06 s)
 BMM_ROUTE_FACTOR = 5.0
+#: l2 + l∞ clipping (paper 002) materialises the group gradients of all layers for this many floats' worth of groups
+#: at a time, so that they are clipped, truncated and summed while in cache instead of as a whole (m, d) tensor
+#: (measured on a 2-core CPU, 1 thread, 002's ScatterNet CNN, 256 samples: the 243→64 layer's per-sample gradients,
+#: norms, truncation and sum in chunks of 8 samples 0.09 s against 0.29 s for the whole batch at once)
+TRUNC_CHUNK_FLOATS = 2**21
+#: in those chunks, per-sample conv gradients come from unfold + batched matmul when T² ≤ this multiple of C·k_h·k_w,
+#: else from the grouped weight-gradient convolution (same machine, chunks of 8: 243→64 at 8×8 grouped 54 ms against
+#: 76 ms; 64→64 at 4×4 batched matmul 5.7 ms against 10.5 ms)
+TRUNC_BMM_ROUTE_FACTOR = 1.0
+#: ... but only conv layers with at most this many output positions T per sample (per-sample gradients large against
+#: their T multiply-adds per float); the others compute the whole block's per-sample gradients in one call and hand
+#: out views of it (same machine, idle, 1 thread: ResNet-20 at batch 128 0.27-0.29 s per step, 0.36 s with no conv
+#: layer chunked, 0.34 s before chunking; 002's ScatterNet CNN at 256 0.11 s against 0.26 s before chunking)
+TRUNC_CHUNK_MAX_POSITIONS = 256
 #: groups of at least this many samples are cheaper as one ordinary backward each ("loop")
 LOOP_MIN_GROUP = 16
 #: largest Gram-matrix block (floats) the ghost norm may allocate per micro-batch
@@ -199,11 +216,12 @@ class _LayerTerm:
     """One layer's contribution: squared norms of its m group gradients and how to sum them clipped."""
 
     module: nn.Module
-    sq_norms: Tensor  # (m,)
+    sq_norms: Tensor  # (m,); with ``weight_groups``, of the bias alone
     weight_sum: Callable[[Tensor], Tensor] | None  # c (m,) -> Σ_h c_h ∇_W a_h
-    weight_linf: Callable[[Tensor, float, int], Tensor] | None  # (c, C, p) -> Σ_h trunc(c_h ∇_W a_h)
     bias: Tensor | None  # (m, Dout) group gradients of the bias
     weight_sq: Tensor | None = None  # (m,) squared norms of the weight's group gradients alone (per-tensor clipping)
+    #: l2 + l∞ clipping: (lo, hi) -> the weight's group gradients of groups lo..hi-1, a fresh (hi - lo, …) tensor
+    weight_groups: Callable[[int, int], Tensor] | None = None
 
 
 def _bias_terms(module: nn.Module, g: Tensor, m: int) -> Tensor | None:
@@ -213,21 +231,25 @@ def _bias_terms(module: nn.Module, g: Tensor, m: int) -> Tensor | None:
     return per_sample.reshape(m, -1, per_sample.shape[-1]).sum(1)
 
 
-def _materialised(shape: torch.Size, groups: Tensor, to_weight: Callable[[Tensor], Tensor]) -> tuple:
-    """(norm², weight_sum, weight_linf) for materialised group gradients ``groups`` (m, …) in any layout."""
+def _materialised(shape: torch.Size, groups: Tensor) -> tuple[Tensor, Callable[[Tensor], Tensor]]:
+    """(norm², weight_sum) for materialised group gradients ``groups`` (m, *shape)."""
     m = groups.shape[0]
     sq = torch.linalg.vector_norm(groups.reshape(m, -1), dim=1).pow(2)
 
     def weight_sum(c: Tensor) -> Tensor:
-        return to_weight(torch.tensordot(c, groups, dims=([0], [0]))).reshape(shape)
+        return torch.tensordot(c, groups, dims=([0], [0])).reshape(shape)
 
-    def weight_linf(c: Tensor, clip: float, p: int) -> Tensor:
-        # consumes ``groups`` (scaled and truncated in place): the same arithmetic as out-of-place, bit for bit,
-        # without two fresh (m, …) buffers, whose allocation cost 6x the arithmetic on 002's ScatterNet CNN
-        scaled = groups.mul_(c.reshape((-1,) + (1,) * (groups.dim() - 1)))
-        return to_weight(_truncate_linf_inplace(scaled, clip, p).sum(0)).reshape(shape)
+    return sq, weight_sum
 
-    return sq, weight_sum, weight_linf
+
+def _group_slices(per_sample: Callable[[int, int], Tensor], s: int) -> Callable[[int, int], Tensor]:
+    """(lo, hi) -> group gradients of groups lo..hi-1, from (lo, hi) -> per-sample gradients of samples lo..hi-1."""
+
+    def weight_groups(lo: int, hi: int) -> Tensor:
+        per = per_sample(lo * s, hi * s)
+        return per.reshape(hi - lo, s, *per.shape[1:]).sum(1) if s > 1 else per
+
+    return weight_groups
 
 
 def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
@@ -239,7 +261,7 @@ def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force:
     bias = _bias_terms(module, g, m)
     sq = torch.zeros(m, dtype=g.dtype, device=g.device) if bias is None else bias.pow(2).sum(1)
     if not module.weight.requires_grad:
-        return _LayerTerm(module, sq, None, None, bias)
+        return _LayerTerm(module, sq, None, bias)
     ghost = not force and length * length * (din + dout) < GHOST_COST_FACTOR * din * dout
     if ghost and m * length * length <= GHOST_MAX_FLOATS:
         if length == 1:
@@ -253,10 +275,16 @@ def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force:
             w = rows_g * c.repeat_interleave(s).reshape(-1, 1, 1)
             return w.reshape(-1, dout).t().mm(rows_a.reshape(-1, din))
 
-        return _LayerTerm(module, sq + sq_w, weight_sum, None, bias, sq_w)
-    groups = torch.bmm(rows_g.reshape(m, length, dout).transpose(1, 2), rows_a.reshape(m, length, din))
-    sq_w, weight_sum, weight_linf = _materialised(module.weight.shape, groups, lambda w: w)
-    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
+        return _LayerTerm(module, sq + sq_w, weight_sum, bias, sq_w)
+
+    def weight_groups(lo: int, hi: int) -> Tensor:
+        ga, gg = rows_a[lo * s : hi * s], rows_g[lo * s : hi * s]
+        return torch.bmm(gg.reshape(hi - lo, length, dout).transpose(1, 2), ga.reshape(hi - lo, length, din))
+
+    if force:
+        return _LayerTerm(module, sq, None, bias, weight_groups=weight_groups)
+    sq_w, weight_sum = _materialised(module.weight.shape, weight_groups(0, m))
+    return _LayerTerm(module, sq + sq_w, weight_sum, bias, sq_w)
 
 
 def _conv_route(cin: int, cout: int, k: int, length: int, pixels: int) -> str:
@@ -361,19 +389,14 @@ def conv_route_taken(module: nn.Conv2d, a_shape: Sequence[int], g_shape: Sequenc
     return route
 
 
-def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
-    """Conv2d group gradients: materialised per-sample gradients (a grouped convolution) or the ghost norm
-    (unfolded-input or pixel Gram matrix) plus one re-weighted weight-gradient convolution, whichever
-    :func:`_conv_route` says is cheaper.  Ghost routes need s = 1 and no l∞ truncation (``force``)."""
-    n = a.shape[0]
+def _conv_per_sample(module: nn.Conv2d, a: Tensor, g: Tensor, route: str, bmm_factor: float) -> Tensor:
+    """Per-sample weight gradients (n, *weight.shape) of the samples of ``a`` (inputs) and ``g`` (output gradients)
+    by ``route`` ("grouped forward" or "materialise"; the latter by unfold + batched matmul when
+    T² ≤ ``bmm_factor``·C·k_h·k_w, else by a grouped weight-gradient convolution)."""
+    n, cin = a.shape[0], a.shape[1]
     cout = g.shape[1]
-    bias = _bias_terms(module, g, m)
-    sq = torch.zeros(m, dtype=g.dtype, device=g.device) if bias is None else bias.pow(2).sum(1)
-    if not module.weight.requires_grad:
-        return _LayerTerm(module, sq, None, None, bias)
     shape = module.weight.shape
     kh, kw = module.kernel_size
-    route = conv_route_taken(module, a.shape, g.shape, s, force)
     if route == "grouped forward":
         # few input channels (first layers): per-sample gradients as one grouped convolution of the
         # inputs (samples as groups) with the output gradients as filters
@@ -381,16 +404,49 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
             a.transpose(0, 1), g.reshape(n * cout, 1, *g.shape[2:]), padding=module.padding,
             stride=module.dilation, dilation=module.stride, groups=n,
         )[:, :, :kh, :kw]  # fmt: skip
-        per = out.reshape(a.shape[1], n, cout, kh, kw).permute(1, 2, 0, 3, 4)
-        groups = per.reshape(m, s, *shape).sum(1) if s > 1 else per
-        sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
-        return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
-    cin = a.shape[1]
+        return out.reshape(cin, n, cout, kh, kw).permute(1, 2, 0, 3, 4)
     length = g.shape[2] * g.shape[3]  # output positions T
-    if route != "materialise":  # ghost norm: norms only, then one re-weighted weight-gradient convolution
+    if length * length <= bmm_factor * cin * kh * kw:
+        # per-sample gradients g_i (cout × T) · cols_iᵀ (T × cin·k) of the unfolded input, one batched matmul
+        cols = nn.functional.unfold(
+            a, module.kernel_size, dilation=module.dilation, padding=module.padding, stride=module.stride
+        )
+        return torch.bmm(g.reshape(n, cout, length), cols.transpose(1, 2)).reshape(n, *shape)
+    # per-sample gradients as one grouped weight-gradient convolution (samples as groups): oneDNN's
+    # backward-weights kernel, the formulation torch.func's batching rule uses as well
+    return torch.nn.grad.conv2d_weight(
+        a.reshape(1, n * cin, *a.shape[2:]), (n * cout, cin, kh, kw), g.reshape(1, n * cout, *g.shape[2:]),
+        stride=module.stride, padding=module.padding, dilation=module.dilation, groups=n,
+    ).reshape(n, *shape)  # fmt: skip
+
+
+def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: bool) -> _LayerTerm:
+    """Conv2d group gradients: materialised per-sample gradients (a grouped convolution) or the ghost norm
+    (unfolded-input or pixel Gram matrix) plus one re-weighted weight-gradient convolution, whichever
+    :func:`_conv_route` says is cheaper.  Ghost routes need s = 1 and no l∞ truncation (``force``); with
+    ``force`` the group gradients are left to :func:`_truncated_sums`, a chunk of groups at a time."""
+    bias = _bias_terms(module, g, m)
+    sq = torch.zeros(m, dtype=g.dtype, device=g.device) if bias is None else bias.pow(2).sum(1)
+    if not module.weight.requires_grad:
+        return _LayerTerm(module, sq, None, bias)
+    shape = module.weight.shape
+    route = conv_route_taken(module, a.shape, g.shape, s, force)
+    if force:
+        if g.shape[2] * g.shape[3] <= TRUNC_CHUNK_MAX_POSITIONS:  # few positions: memory-bound, chunk by chunk
+
+            def per_sample(lo: int, hi: int) -> Tensor:
+                return _conv_per_sample(module, a[lo:hi], g[lo:hi], route, TRUNC_BMM_ROUTE_FACTOR)
+
+        else:  # many positions: compute-bound, one call for the block; the chunks are views of it
+            whole = _conv_per_sample(module, a, g, route, BMM_ROUTE_FACTOR)
+
+            def per_sample(lo: int, hi: int) -> Tensor:
+                return whole[lo:hi]
+
+        return _LayerTerm(module, sq, None, bias, weight_groups=_group_slices(per_sample, s))
+    if route in ("shift", "unfold"):  # ghost norm: norms only, then one re-weighted weight-gradient convolution
         gram = _conv_input_gram_shift if route == "shift" else _conv_input_gram_unfold
         sq_w = gram(module, a, g)
-        sq = sq + sq_w
 
         def weight_sum(c: Tensor) -> Tensor:
             return torch.nn.grad.conv2d_weight(
@@ -398,23 +454,11 @@ def _conv_term(module: nn.Conv2d, a: Tensor, g: Tensor, m: int, s: int, force: b
                 dilation=module.dilation,
             )  # fmt: skip
 
-        return _LayerTerm(module, sq, weight_sum, None, bias, sq_w)
-    if length * length <= BMM_ROUTE_FACTOR * cin * kh * kw:
-        # per-sample gradients g_i (cout × T) · cols_iᵀ (T × cin·k) of the unfolded input, one batched matmul
-        cols = nn.functional.unfold(
-            a, module.kernel_size, dilation=module.dilation, padding=module.padding, stride=module.stride
-        )
-        per = torch.bmm(g.reshape(n, cout, length), cols.transpose(1, 2)).reshape(n, *shape)
-    else:
-        # per-sample gradients as one grouped weight-gradient convolution (samples as groups): oneDNN's
-        # backward-weights kernel, the formulation torch.func's batching rule uses as well
-        per = torch.nn.grad.conv2d_weight(
-            a.reshape(1, n * cin, *a.shape[2:]), (n * cout, cin, kh, kw), g.reshape(1, n * cout, *g.shape[2:]),
-            stride=module.stride, padding=module.padding, dilation=module.dilation, groups=n,
-        ).reshape(n, *shape)  # fmt: skip
+        return _LayerTerm(module, sq + sq_w, weight_sum, bias, sq_w)
+    per = _conv_per_sample(module, a, g, route, BMM_ROUTE_FACTOR)
     groups = per.reshape(m, s, *shape).sum(1) if s > 1 else per
-    sq_w, weight_sum, weight_linf = _materialised(shape, groups, lambda w: w)
-    return _LayerTerm(module, sq + sq_w, weight_sum, weight_linf, bias, sq_w)
+    sq_w, weight_sum = _materialised(shape, groups)
+    return _LayerTerm(module, sq + sq_w, weight_sum, bias, sq_w)
 
 
 def _layer_term(module: nn.Module, a: Tensor, g: Tensor, m: int, s: int, materialize: bool) -> _LayerTerm:
@@ -486,6 +530,9 @@ def _layer_engine(
         if per_tensor:
             all_norms.append(_layer_per_tensor(terms, m, clip_norm, sums, x.device))
             continue
+        if linf_p is not None:
+            all_norms.append(_truncated_sums(terms, m, clip_norm, linf_p, sums, x.device))
+            continue
         sq = torch.stack([t.sq_norms for t in terms]).sum(0) if terms else torch.zeros(m, device=x.device)
         # the ghost norms are sums of Gram products: a sample whose gradient is (nearly) zero, e.g. a confidently
         # right prediction, can come out a hair below 0 by round-off, and its square root NaN (issue 22's [19] run
@@ -495,21 +542,48 @@ def _layer_engine(
         for t in terms:
             mod = t.module
             if t.weight_sum is not None:
-                if linf_p is None:
-                    val = t.weight_sum(c)
-                else:
-                    assert t.weight_linf is not None
-                    val = t.weight_linf(c, clip_norm, linf_p)
-                _add(sums, mod.weight, val)
+                _add(sums, mod.weight, t.weight_sum(c))
             if t.bias is not None:
-                if linf_p is None:
-                    val = torch.tensordot(c, t.bias, dims=([0], [0]))
-                else:
-                    val = truncate_linf(t.bias * c.unsqueeze(1), clip_norm, linf_p).sum(0)
-                _add(sums, mod.bias, val)
+                _add(sums, mod.bias, torch.tensordot(c, t.bias, dims=([0], [0])))
         all_norms.append(norms.detach())
     assert sum(len(v) for v in all_norms) == len(sizes)
     return torch.cat(all_norms)
+
+
+def _truncated_sums(terms: list[_LayerTerm], m: int, clip_norm: float, linf_p: int, sums: dict[int, Tensor],
+                    device: torch.device) -> Tensor:  # fmt: skip
+    """Add Σ_h trunc([a_h]_C) (paper 002, Algorithm 2: l2 clipping, then each coordinate to ±C/√p) of m groups
+    into ``sums``, a chunk of groups at a time (:data:`TRUNC_CHUNK_FLOATS`): each chunk's group gradients of every
+    layer are materialised, their norms taken, then scaled, truncated and summed in place while they are in
+    cache; returns the m group norms."""
+    per_group = sum(
+        (t.module.weight.numel() if t.weight_groups is not None else 0)
+        + (t.bias.shape[1] if t.bias is not None else 0)
+        for t in terms
+    )
+    chunk = max(1, TRUNC_CHUNK_FLOATS // max(per_group, 1))
+    all_norms = []
+    for lo in range(0, m, chunk):
+        hi = min(m, lo + chunk)
+        parts: list[tuple[Tensor, Tensor]] = []  # (parameter, its group gradients of groups lo..hi-1)
+        sq_layers = []
+        for t in terms:
+            sq_t = t.sq_norms[lo:hi]  # the bias's
+            if t.bias is not None:
+                parts.append((t.module.bias, t.bias[lo:hi].clone()))
+            if t.weight_groups is not None:
+                w = t.weight_groups(lo, hi)
+                sq_t = sq_t + torch.linalg.vector_norm(w.reshape(hi - lo, -1), dim=1).pow(2)
+                parts.append((t.module.weight, w))
+            sq_layers.append(sq_t)
+        sq = torch.stack(sq_layers).sum(0) if sq_layers else torch.zeros(hi - lo, device=device)
+        norms = sq.sqrt()
+        c = clip_factors(norms, clip_norm).to(sq.dtype)
+        for p, grads in parts:
+            scaled = grads.mul_(c.reshape((-1,) + (1,) * (grads.dim() - 1)))
+            _add(sums, p, _truncate_linf_inplace(scaled, clip_norm, linf_p).sum(0))
+        all_norms.append(norms.detach())
+    return torch.cat(all_norms) if all_norms else torch.zeros(0, device=device)
 
 
 def _layer_per_tensor(terms: list[_LayerTerm], m: int, clip_norm: float, sums: dict[int, Tensor],
