@@ -304,8 +304,29 @@ def test_killed_run_resumes_with_bit_identical_parameters(tmp_path, run):
     assert epochs_after_resume == [3, 4], "the resumed session trains only the epochs left"
     a, b = (json.loads(o[0].path.read_text()) for o in (whole, resumed))
     assert (a["sessions"], b["sessions"]) == (1, 2)
+    # each session names the code it ran and the step it started from
+    assert [(c["session"], c["from_step"]) for c in a["code"]] == [(1, 0)]
+    assert [c["session"] for c in b["code"]] == [1, 2] and b["code"][0]["from_step"] == 0
+    assert 0 < b["code"][1]["from_step"] < b["record"]["steps"]
+    assert all(c["git_commit"] == a["git_commit"] for c in a["code"] + b["code"])
     assert a["final_parameters_sha256"] == b["final_parameters_sha256"]
     assert a["history"] == b["history"] and a["record"]["steps"] == b["record"]["steps"]
+
+
+def test_a_checkpoint_from_before_session_code_was_recorded_says_so(tmp_path):
+    """A checkpoint without the "code" list (written by an older dpcore) resumes; the result says which sessions'
+    commits are unknown instead of crediting them to the resuming session's commit."""
+    with pytest.raises(Killed):
+        _run(tmp_path, only="ic", on_epoch=_kill_after(2))
+    store = Store.default("quick", "tiny", results_root=tmp_path / "res", checkpoints_root=tmp_path / "ck")
+    cfg = next(r.config for r in TINY_EXPERIMENT.runs("quick") if r.name == "ic")
+    state = torch.load(store.checkpoint_path(cfg), weights_only=True)
+    del state["code"]
+    torch.save(state, store.checkpoint_path(cfg))
+    result = json.loads(_run(tmp_path, only="ic")[0].path.read_text())
+    first, last = result["code"]
+    assert first["sessions"] == "1-1" and first["git_commit"] is None and "not recorded" in first["note"]
+    assert last["session"] == 2 and last["git_commit"] == result["git_commit"] and last["from_step"] > 0
 
 
 def test_dependent_runs_wait_then_run(tmp_path):

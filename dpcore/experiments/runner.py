@@ -206,8 +206,22 @@ def default_trainer(cfg: RunConfig, data: Any) -> Trainer:
     return Trainer(model, data.train, cfg.train_config(), eval_fn=eval_fn)
 
 
-def _resume(trainer: Any, ckpt: Path, digest: str) -> tuple[float, int]:
-    """Load the run's checkpoint into ``trainer``: (seconds trained before, sessions so far + 1).
+#: what a checkpoint written before each session's code was recorded says of its sessions
+_UNRECORDED = "not recorded: the checkpoint was written before dpcore recorded each session's commit"
+
+
+def session_code(session: int, from_step: int) -> dict[str, Any]:
+    """The code one training session of a run ran: its number, the step it started from, dpcore's version and the
+    git commit (:func:`software`); a result lists one per session, since a run resumed after an update of the
+    code was trained by more than one version."""
+    sw = software()
+    return {"session": session, "from_step": from_step, "dpcore_version": sw["dpcore_version"],
+            "git_commit": sw.get("git_commit"), "git_dirty": sw.get("git_dirty")}  # fmt: skip
+
+
+def _resume(trainer: Any, ckpt: Path, digest: str) -> tuple[float, int, list[dict[str, Any]]]:
+    """Load the run's checkpoint into ``trainer``: (seconds trained before, sessions so far + 1, the code of the
+    sessions so far).
 
     An unreadable file, a checkpoint of another run, or one whose trainer state is of other data or another model
     (:meth:`dpcore.training.Trainer.load_state_dict`) is a :class:`~dpcore.training.integrity.CheckpointError`
@@ -221,7 +235,10 @@ def _resume(trainer: Any, ckpt: Path, digest: str) -> tuple[float, int]:
     if not all(isinstance(state.get(key), kind) for key, kind in shapes):
         raise CheckpointError(f"{ckpt} lacks the trainer state, elapsed time or session count; {remedy}")
     resume_from(trainer, state["trainer"], ckpt, remedy)
-    return float(state["elapsed"]), int(state["sessions"]) + 1
+    code = state.get("code")
+    if not isinstance(code, list):  # an older checkpoint: its sessions' code is unknown, and said so
+        code = [{"sessions": f"1-{state['sessions']}", "git_commit": None, "note": _UNRECORDED}]
+    return float(state["elapsed"]), int(state["sessions"]) + 1, code
 
 
 def run_one(
@@ -244,9 +261,10 @@ def run_one(
         shutil.rmtree(ckpt.parent)
     data = prepare(cfg)
     trainer = (experiment.trainer or default_trainer)(cfg, data)
-    elapsed_before, sessions = 0.0, 1
+    elapsed_before, sessions, code = 0.0, 1, []
     if ckpt.exists():
-        elapsed_before, sessions = _resume(trainer, ckpt, digest)
+        elapsed_before, sessions, code = _resume(trainer, ckpt, digest)
+    code = [*code, session_code(sessions, trainer.step_index)]
     bar = Progress(
         planned.name, trainer.total_steps, trainer.step_index, cfg.epochs, mode=progress, stream=stream,
         metric=cfg.eval_split, evals_per_epoch=cfg.evals_per_epoch,
@@ -262,7 +280,7 @@ def run_one(
         seen = len(tr.history)
         elapsed = elapsed_before + time.perf_counter() - start
         state = {"format": CHECKPOINT_FORMAT, "hash": digest, "trainer": tr.state_dict(), "elapsed": elapsed,
-                 "sessions": sessions}  # fmt: skip
+                 "sessions": sessions, "code": code}  # fmt: skip
         atomic_torch_save(ckpt, state)
         bar.epoch(seen, tr.history[-1], elapsed)
         if on_epoch is not None:
@@ -293,6 +311,7 @@ def run_one(
         "final_parameters_sha256": parameters_digest(trainer.model),
         "wall_seconds": wall,
         "sessions": sessions,
+        "code": code,  # the commit of each session (the top-level git_commit is the last one's)
         "device": str(trainer.device),
         "device_name": device_name(trainer.device),
         "torch_threads": torch.get_num_threads(),
