@@ -263,7 +263,7 @@ def _training_specs() -> tuple[ClaimSpec, ...]:
                 f"{_NAME[data]} test accuracy (%), {_ROW[method][0]}, eps = {col}", value, "printed",
                 f"Table I, {_NAME[data]} block, row '{_ROW[method][0]}', column eps={col}", atol=ACCURACY_ATOL,
                 scale="full", note=_T1,
-                erratum=_unreproduced(method, eps, value) if (data, method, eps) in TABLE1_UNREPRODUCED else None,
+                erratum=_table1_erratum(method, eps, value) if (data, method, eps) in TABLE1_AUTHORS else None,
             ))  # fmt: skip
     for (data, method), row in TABLE2_PRINTED.items():
         for eps, value in zip(TABLE2_EPSILONS[data], row, strict=True):
@@ -317,13 +317,13 @@ _MM_CODE = _HD_MAIN + "cnns_mix.py"
 _BUDGET_TOTAL = {("dpsgd", 0.2): 0.7388896, ("dpsgd", 1.0): 1.3300822, ("mm", 0.2): 0.7308852, ("mm", 1.0): 1.2223098}
 
 
-# ---- issue 22: Table I cells that no reading reproduces ------------------------------------------------------------
+# ---- issue 22: Table I cells that our setting does not reproduce, against the authors' whole configuration ---------
 #: (data set, method, column ε) -> the committed evidence (checked against the files by the tests): our Table I runs
 #: (config hashes under results/paper/002_table1/, seeds 0-4) and their median final-iterate accuracy (%), and the
 #: ablation's "all" run, the authors' configuration (results/paper/002_ablation/<hash>.json, seed 0): its final
 #: iterate and the authors' readout (%), and ε of everything it released (training + normalisation); where the run
 #: peaked early, its course (best epoch, the epoch the authors' early stop ends it, final test loss)
-TABLE1_UNREPRODUCED: dict[tuple[str, str, float], dict[str, Any]] = {
+TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
     ("cifar10", "mm", 0.2): {
         "table1": ("a91b370761a3d8da", "fbe366bad1c1df07", "0256d0ccd52b78c3", "466a721f34900ad0", "38f2a97c67192b69"),
         "median": 32.44, "all": "93dd44ae7d762315", "all_final": 39.41, "all_authors": 46.51, "all_total_eps": 0.7313,
@@ -358,19 +358,31 @@ def _course(course: dict[str, float] | None) -> str:
             "their readout is the early peak.")  # fmt: skip
 
 
-def _unreproduced(method: str, eps: float, printed: float) -> Erratum:
-    """Issue 22: a Table I cell that neither our setting nor the authors' configuration reproduces, said plainly;
-    the expected value is our Table I median (the claim's value), the evidence the committed runs behind it."""
-    e = TABLE1_UNREPRODUCED[("cifar10", method, eps)]
+def _table1_erratum(method: str, eps: float, printed: float) -> Erratum:
+    """Issue 22: a Table I cell that our setting does not reproduce, with the authors' whole configuration beside it:
+    either that reproduces the printed number (within the claim's tolerance, as a named mode) or no reading does,
+    said plainly.  The expected value is our Table I median (the claim's value), the evidence the committed runs."""
+    e = TABLE1_AUTHORS[("cifar10", method, eps)]
+    ours = (f"Ours at the paper's setting (GroupNorm, p = 1, T = 700, final iterate): {e['median']:.2f} %, the median "
+            f"of 5 seeds (results/paper/002_table1/{{{','.join(e['table1'])}}}.json). The authors' configuration in "
+            f"one run ({_CODE_ALL[method]}) reaches {e['all_final']:.2f} % at the final iterate and "
+            f"{e['all_authors']:.2f} % under the authors' readout, the best test accuracy over epochs "
+            f"({_CODE_READOUT[method]}; a selection on the test set), at eps {e['all_total_eps']:.3g} with its "
+            f"normalisation, {eps:g} for the training alone (results/paper/002_ablation/{e['all']}.json)."
+            f"{_course(e.get('course'))}")  # fmt: skip
     gap = printed - e["all_authors"]
+    if gap <= ACCURACY_ATOL:
+        within = [name for name, value in (("final iterate", e["all_final"]), ("authors' readout", e["all_authors"]))
+                  if abs(printed - value) <= ACCURACY_ATOL]  # fmt: skip
+        return Erratum(e["median"], (
+            f"{printed:g} % is reproduced only by the authors' configuration (named mode: ablation 'all'), within "
+            f"{ACCURACY_ATOL:g} percentage points at its {' and '.join(within) or 'readouts'}, not at the paper's "
+            f"stated setting. {ours} Its eps counts the training alone; with the normalisation the run released "
+            f"{e['all_total_eps']:.3g}."), atol=0.005,
+            summary=f"reproduced only by the authors' configuration and readout ({e['all_authors']:.1f} %) at "
+                    f"eps {e['all_total_eps']:.3g} in all")  # fmt: skip
     return Erratum(e["median"], (
-        f"No reading of the authors' public code reproduces {printed:g} %. Ours at the paper's setting (GroupNorm, "
-        f"p = 1, T = 700, final iterate): {e['median']:.2f} %, the median of 5 seeds (results/paper/002_table1/"
-        f"{{{','.join(e['table1'])}}}.json). The authors' configuration in one run ({_CODE_ALL[method]}) "
-        f"reaches {e['all_final']:.2f} % at the final iterate and {e['all_authors']:.2f} % under the authors' readout, "
-        f"the best test accuracy over epochs ({_CODE_READOUT[method]}; a selection on the test set), at eps "
-        f"{e['all_total_eps']:.3g} with its normalisation, {eps:g} for the training alone "
-        f"(results/paper/002_ablation/{e['all']}.json).{_course(e.get('course'))} The remaining {gap:.1f} percentage "
+        f"No reading of the authors' public code reproduces {printed:g} %. {ours} The remaining {gap:.1f} percentage "
         "points are explained by no setting we found; not modelled: the authors' ImageNet pixel normalisation "
         "before the scattering, their shuffled fixed-size batches, CIFAR-10's original "
         "pixels (ours: the JPEG q75 mirror)."), atol=0.005,
