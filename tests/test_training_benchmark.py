@@ -14,12 +14,14 @@ def test_throughput_script_writes_json_and_markdown(tmp_path, monkeypatch):
 
     out = tmp_path / "r.json"
     args = ["--batch", "4", "--repeats", "1", "--warmup", "0", "--threads", "1", "--no-tune-allocator",
-            "--models", "cnn003_mnist", "--modes", "nonprivate,individual,batch,mixed,opacus_hooks",
+            "--models", "cnn003_mnist,scatter_cnn_cifar",
+            "--modes", "nonprivate,individual,individual_linf,batch,mixed,opacus_hooks",
             "--out", str(out)]  # fmt: skip
     assert throughput.main(args) == 0
     data = json.loads(out.read_text())
-    assert set(data["cnn003_mnist"]) == {"nonprivate", "individual", "batch", "mixed", "opacus_hooks"}
-    assert all(v > 0 for v in data["cnn003_mnist"].values())
+    for name in ("cnn003_mnist", "scatter_cnn_cifar"):
+        assert set(data[name]) == {"nonprivate", "individual", "individual_linf", "batch", "mixed", "opacus_hooks"}
+        assert all(v > 0 for v in data[name].values())
     assert data["device"] and data["meta"]["batch"] == 4
     assert "| cnn003_mnist | individual |" in out.with_suffix(".md").read_text()
 
