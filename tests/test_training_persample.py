@@ -121,11 +121,15 @@ def test_layer_engine_conv_routes_equal_explicit_loop(monkeypatch, route, linf_p
 
 @pytest.mark.parametrize("factor", [0.0, math.inf])
 @pytest.mark.parametrize("linf_p", [None, 5000])
-def test_materialised_conv_gradients_bmm_and_grouped_agree_with_loop(monkeypatch, factor, linf_p):
+@pytest.mark.parametrize("chunk", [4, 64])  # 6 samples: in two calls (4 + 2) or one
+def test_materialised_conv_gradients_bmm_and_grouped_agree_with_loop(monkeypatch, factor, linf_p, chunk):
     """The materialise route's two ways to per-sample conv gradients, each forced on every layer: the grouped
     weight-gradient convolution (BMM_ROUTE_FACTOR = 0) and unfold + batched matmul (inf), with stride 2,
-    dilation 2 and a 3×2 kernel, l2 and l2 + l∞ clipping, against one backward per sample."""
+    dilation 2 and a 3×2 kernel, l2 and l2 + l∞ clipping, computed a chunk of samples per call
+    (MATERIALISE_CHUNK) or all at once, against one backward per sample."""
     import dpcore.training.persample as persample
+
+    monkeypatch.setattr(persample, "MATERIALISE_CHUNK", chunk)
 
     monkeypatch.setattr(persample, "_FORCE_CONV_ROUTE", "materialise")
     monkeypatch.setattr(persample, "SMALL_CONV_FAN_IN", 0)
@@ -145,7 +149,9 @@ def test_materialised_conv_gradients_bmm_and_grouped_agree_with_loop(monkeypatch
     res = clipped_group_sum(model, _ce, x, y, group_size=1, clip_norm=0.05, linf_p=linf_p, engine="layer")
     monkeypatch.setattr(nn.functional, "unfold", original)
     n_convs = sum(isinstance(m, nn.Conv2d) for m in model.modules())
-    assert len(unfolded) == (n_convs if math.isinf(factor) else 0)
+    # l2: a call per MATERIALISE_CHUNK samples; l2 + l∞: one per chunk of groups (all 6 fit in TRUNC_CHUNK_FLOATS)
+    calls = 1 if linf_p is not None else math.ceil(6 / chunk)
+    assert len(unfolded) == (n_convs * calls if math.isinf(factor) else 0)
     torch.testing.assert_close(res.norms, ref_norms, rtol=1e-10, atol=1e-12)
     for a, b in zip(res.clipped_sum, ref, strict=True):
         torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
