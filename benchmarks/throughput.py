@@ -77,7 +77,9 @@ NOTES = """Notes (written with the table; see dpcore/training/persample.py for t
 * Every mode, Opacus included, runs with glibc told to keep freed memory (`tune_cpu_allocator`); without it the
   page faults on fresh per-step tensors slow the per-sample modes markedly (measured with one thread on the
   CNN: per-layer engine about 15 % slower, torch.func engine almost 2x slower).
-* The machine is shared: ratios within one run are comparable, absolute samples/s vary between runs.
+* The machine is shared: ratios within one run are comparable, absolute samples/s vary between runs, and so do
+  ratios by a few hundredths (`mixed` on the CNN: 0.96 in one table, 0.85-0.91 in five runs a day later, with the
+  code of either day).
 * No GPU was available when this table was made; the script runs unchanged on CUDA (`--device cuda`, the
   default `auto` picks it when present).
 """
