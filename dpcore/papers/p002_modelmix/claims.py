@@ -334,6 +334,11 @@ TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
         # the run's course (6 steps per epoch): its best epoch, where the authors' early stop ends it, final test loss
         "course": {"best_epoch": 4, "stop_epoch": 24, "final_loss": 25.04},
     },
+    ("cifar10", "dpsgd", 1.0): {
+        "table1": ("380b5bdb7423644b", "7c4e9ce76a3165f7", "91b2c07b493bf402", "e862f6292dc3f407", "9299e9fa3b69fe79"),
+        "median": 50.86, "all": "4d28c02127c50e39", "all_final": 55.31, "all_authors": 57.75, "all_total_eps": 1.3296,
+        "course": {"best_epoch": 29, "stop_epoch": 49, "final_loss": 3.12},
+    },
     ("cifar10", "mm", 1.0): {
         "table1": ("d4c385ba88457428", "8158955b8a763399", "b75844e6735806da", "d84386234564dd44", "92f39c62e565955e"),
         "median": 62.82, "all": "1c21a07f1611d1b1", "all_final": 66.0, "all_authors": 66.4, "all_total_eps": 1.2507,
