@@ -334,6 +334,11 @@ TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
         # the run's course (6 steps per epoch): its best epoch, where the authors' early stop ends it, final test loss
         "course": {"best_epoch": 4, "stop_epoch": 24, "final_loss": 25.04},
     },
+    ("cifar10", "dpsgd", 0.6): {
+        "table1": ("86a66e0318a08ceb", "51785a700be99029", "8a8c3103df937de0", "9d4c52d3baf0001f", "c13f2bdb5add7c65"),
+        "median": 39.89, "all": "fd3c3ea0b56aa2aa", "all_final": 42.92, "all_authors": 49.81, "all_total_eps": 0.9850,
+        "course": {"best_epoch": 22, "stop_epoch": 42, "final_loss": 5.485},
+    },
     ("cifar10", "dpsgd", 1.0): {
         "table1": ("380b5bdb7423644b", "7c4e9ce76a3165f7", "91b2c07b493bf402", "e862f6292dc3f407", "9299e9fa3b69fe79"),
         "median": 50.86, "all": "4d28c02127c50e39", "all_final": 55.31, "all_authors": 57.75, "all_total_eps": 1.3296,
