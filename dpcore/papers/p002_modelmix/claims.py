@@ -334,6 +334,11 @@ TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
         # the run's course (6 steps per epoch): its best epoch, where the authors' early stop ends it, final test loss
         "course": {"best_epoch": 4, "stop_epoch": 24, "final_loss": 25.04},
     },
+    ("cifar10", "dpsgd", 0.4): {
+        "table1": ("234021c5dc0943da", "9e610c46ddec2d29", "30290cb1c8f5f96f", "4b76018aae7a1555", "42b9c319fc13c2e1"),
+        "median": 30.86, "all": "3ef7fb861e023e63", "all_final": 33.78, "all_authors": 40.52, "all_total_eps": 0.8434,
+        "course": {"best_epoch": 8, "stop_epoch": 28, "final_loss": 9.088},
+    },
     ("cifar10", "dpsgd", 0.6): {
         "table1": ("86a66e0318a08ceb", "51785a700be99029", "8a8c3103df937de0", "9d4c52d3baf0001f", "c13f2bdb5add7c65"),
         "median": 39.89, "all": "fd3c3ea0b56aa2aa", "all_final": 42.92, "all_authors": 49.81, "all_total_eps": 0.9850,
