@@ -9,12 +9,14 @@ notebooks concerned (``make figures NB=...``) and commit ``figures/``.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dpcore import runner
 from dpcore.claims import read_claims_csv
 from dpcore.papers import all_specs, notebook_claims
-from dpcore.paths import figures_dir, notebooks_dir
+from dpcore.paths import figures_dir, notebooks_dir, repo_root
 
 NOTEBOOKS = notebook_claims()
 
@@ -53,3 +55,23 @@ def test_committed_scorecard_is_short(profile_dir):
     assert len(card.encode()) < 20_000
     assert max(len(line) for line in card.splitlines()) <= 300
     assert "**Paper 001**" in card or profile_dir == "paper"
+
+
+#: a committed result file an erratum cites: results/paper/<experiment>/<hash>.json or .../{<hash>,<hash>,...}.json
+_CITED = re.compile(r"results/paper/([\w.-]+)/(?:\{([\w,]+)\}|([\w.-]+))\.json")
+
+
+def test_every_result_file_an_erratum_cites_is_committed():
+    """Issue 22's Done-when, for every paper: an erratum whose evidence is committed runs names files that exist
+    under ``results/paper/`` (a typo or a file left uncommitted fails here); the check sees every citation."""
+    root = repo_root() / "results" / "paper"
+    cited, missing = 0, []
+    for s in all_specs():
+        text = s.erratum.evidence if s.erratum is not None else ""
+        assert text.count("results/paper/") == len(_CITED.findall(text)), s.key  # every citation parsed
+        for experiment, group, single in _CITED.findall(text):
+            for name in group.split(",") if group else [single]:
+                cited += 1
+                if not (root / experiment / f"{name}.json").is_file():
+                    missing.append(f"{s.key}: results/paper/{experiment}/{name}.json")
+    assert cited >= 60 and missing == []
