@@ -462,8 +462,9 @@ def test_short_reason_is_one_line_from_the_erratum_or_the_note():
 def test_scorecard_of_every_real_claim_stays_short():
     """The worst case: every claim with an erratum differs-explained, every other not run with a long note.
 
-    The bound grows with the number of claims (at most 45 bytes per claim, 43 at 473 claims): the scorecard is a
-    summary, one short row per erratum and grouped keys for the rest; the full notes live in claims.csv."""
+    The bound grows with the number of claims (at most 46 bytes per claim; 45 until issue 22's eighth Table I
+    erratum row took it to 45.1): the scorecard is a summary, one short row per erratum and grouped keys for the
+    rest; the full notes live in claims.csv."""
     from dpcore.papers import all_specs, notebook_claims, titles
 
     log = ClaimsLog()
@@ -473,7 +474,7 @@ def test_scorecard_of_every_real_claim_stays_short():
         else:
             log.check(s, None, note="full-scale claim; at reduced scale ours = 0.123456789; " + "n" * 400)
     card = scorecard_markdown(log.to_rows(), specs=all_specs(), notebooks=notebook_claims(), titles=titles())
-    assert len(card.encode()) < 45 * len(all_specs()) and max(len(line) for line in card.splitlines()) <= 300
+    assert len(card.encode()) < 46 * len(all_specs()) and max(len(line) for line in card.splitlines()) <= 300
     assert card.splitlines()[2].startswith(f"{len(all_specs())} claims checked at the quick profile")
     assert "- **Paper 001** (Lowy & Razaviyayn" in card
 

@@ -344,6 +344,11 @@ TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
         "median": 39.89, "all": "fd3c3ea0b56aa2aa", "all_final": 42.92, "all_authors": 49.81, "all_total_eps": 0.9850,
         "course": {"best_epoch": 22, "stop_epoch": 42, "final_loss": 5.485},
     },
+    ("cifar10", "dpsgd", 0.8): {
+        "table1": ("66c4bc559ac9ed50", "50340525de93984c", "2a37b85869395b8f", "b33b5cf24e57070e", "86b9498851781b87"),
+        "median": 46.15, "all": "2d1a7a23d3d3bddd", "all_final": 50.22, "all_authors": 54.79, "all_total_eps": 1.1503,
+        "course": {"best_epoch": 23, "stop_epoch": 43, "final_loss": 3.906},
+    },
     ("cifar10", "dpsgd", 1.0): {
         "table1": ("380b5bdb7423644b", "7c4e9ce76a3165f7", "91b2c07b493bf402", "e862f6292dc3f407", "9299e9fa3b69fe79"),
         "median": 50.86, "all": "4d28c02127c50e39", "all_final": 55.31, "all_authors": 57.75, "all_total_eps": 1.3296,
