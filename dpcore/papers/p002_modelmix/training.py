@@ -770,7 +770,7 @@ class AblationGrid:
 
 ABLATION: dict[str, AblationGrid] = {
     "paper": AblationGrid("cifar10", "cifar10_scatter", {"dataset": "cifar10"}, 8192, 700, (1.0, 0.2), (0,), None,
-                          None, all_only={"dpsgd": (0.4, 0.6, 0.8), "mm": (0.6,)}),
+                          None, all_only={"dpsgd": (0.4, 0.6, 0.8), "mm": (0.4, 0.6, 0.8)}),
     "quick": AblationGrid("cifar10", "cifar10_scatter", {"dataset": "cifar10"}, _q_batch(8192, 50_000, 1000), 35,
                           (1.0,), (0,), 1000, 500, reduced=True),
 }  # fmt: skip
