@@ -358,6 +358,10 @@ TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
         "table1": ("d4c385ba88457428", "8158955b8a763399", "b75844e6735806da", "d84386234564dd44", "92f39c62e565955e"),
         "median": 62.82, "all": "1c21a07f1611d1b1", "all_final": 66.0, "all_authors": 66.4, "all_total_eps": 1.2507,
     },
+    ("cifar10", "mm", 0.4): {
+        "table1": ("a71c3b6435b2f166", "3afede1e59472b45", "f7229898fe6c112f", "a76f86392198fd2e", "c832dd90170fbf07"),
+        "median": 56.81, "all": "d4e9c3f13f0e32ef", "all_final": 62.42, "all_authors": 62.80, "all_total_eps": 0.8206,
+    },
     ("cifar10", "mm", 0.6): {
         "table1": ("aef839df2107b1a2", "cf2053aa7b40d4cd", "1b22bc760aefea7f", "a1bd67c94ca0077e", "f984493970cb1e8d"),
         "median": 61.47, "all": "1ea519083c7da6dd", "all_final": 65.84, "all_authors": 65.84, "all_total_eps": 0.9445,
