@@ -174,6 +174,23 @@ def test_unreproduced_table1_errata_quote_the_committed_runs():
         assert e["median"] < printed and compute_status(spec, e["median"] - 1.0) == "differs"
 
 
+def test_nonprivate_erratum_says_which_reading_reproduces_the_printed_number(monkeypatch):
+    """Within the tolerance of 74.6 % the non-private erratum names the authors' non-private configuration as the
+    mode that reproduces it; beyond, it says no reading does, with the gap."""
+    import dpcore.papers.p002_modelmix.claims as claims
+
+    rows = {"dpsgd": {"table1": ("a", "b", "c", "d", "e"), "median": 67.0}}
+    monkeypatch.setattr(claims, "TABLE1_NONPRIVATE", {"run": "h", "final": 70.0, "authors": 72.0, "rows": rows})
+    close = claims._nonprivate_erratum("dpsgd", 74.6)
+    assert close.evidence.startswith("74.6 % is reproduced only by the authors' non-private configuration")
+    assert "at its authors' readout," in close.evidence and "72.0 %" in close.summary and close.expected == 67.0
+    far = claims._nonprivate_erratum("dpsgd", 75.5)
+    assert far.evidence.startswith("No reading of the authors' public code reproduces 75.5 %")
+    assert "3.5 percentage points" in far.evidence
+    assert claims._table1_cell_erratum("cifar10", "mm", float("inf"), 74.6) is None  # no entry, no erratum
+    assert claims._table1_cell_erratum("fmnist", "dpsgd", float("inf"), 91.2) is None
+
+
 def test_unreproduced_errata_cite_only_lines_the_evidence_table_holds():
     """The code lines the Table I errata cite (claims._CODE_ALL, _CODE_READOUT) are places of training.EVIDENCE,
     which holds each with its verbatim quote: a citation cannot drift from the verified record."""

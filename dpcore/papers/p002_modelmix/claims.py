@@ -20,6 +20,7 @@ Tolerances of Fig. 3 (§4.3 prints the end values of panels (a)–(c) to one dec
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -263,7 +264,7 @@ def _training_specs() -> tuple[ClaimSpec, ...]:
                 f"{_NAME[data]} test accuracy (%), {_ROW[method][0]}, eps = {col}", value, "printed",
                 f"Table I, {_NAME[data]} block, row '{_ROW[method][0]}', column eps={col}", atol=ACCURACY_ATOL,
                 scale="full", note=_T1,
-                erratum=_table1_erratum(method, eps, value) if (data, method, eps) in TABLE1_AUTHORS else None,
+                erratum=_table1_cell_erratum(data, method, eps, value),
             ))  # fmt: skip
     for (data, method), row in TABLE2_PRINTED.items():
         for eps, value in zip(TABLE2_EPSILONS[data], row, strict=True):
@@ -366,6 +367,10 @@ TABLE1_AUTHORS: dict[tuple[str, str, float], dict[str, Any]] = {
         "table1": ("aef839df2107b1a2", "cf2053aa7b40d4cd", "1b22bc760aefea7f", "a1bd67c94ca0077e", "f984493970cb1e8d"),
         "median": 61.47, "all": "1ea519083c7da6dd", "all_final": 65.84, "all_authors": 65.84, "all_total_eps": 0.9445,
     },
+    ("cifar10", "mm", 0.8): {
+        "table1": ("b77970d8d6975f61", "c1559c9b22deedac", "a6c550fd3674e6b7", "ab28d487fb1f57c3", "5a71913d986a1c2b"),
+        "median": 62.62, "all": "f7c9d7064ee950ec", "all_final": 66.5, "all_authors": 66.54, "all_total_eps": 1.0908,
+    },
 }
 #: where the authors' code sets what the ablation's "all" run changes (normalisation, truncation, T), per method
 _CODE_ALL = {
@@ -418,6 +423,54 @@ def _table1_erratum(method: str, eps: float, printed: float) -> Erratum:
         "before the scattering, their shuffled fixed-size batches, CIFAR-10's original "
         "pixels (ours: the JPEG q75 mirror)."), atol=0.005,
         summary=f"not reproduced; authors' setup + readout: {e['all_authors']:.1f} %")
+
+
+#: the non-private column (ε = ∞; one printed 74.6 % for both rows) against the authors' non-private configuration
+#: (checked against the files by the tests): per row our Table I runs (each method's clipped setting without noise,
+#: config hashes under results/paper/002_table1/, seeds 0-4) and their median final-iterate accuracy (%); the one
+#: run of the authors' configuration (results/paper/002_ablation/<hash>.json, seed 0), its final iterate and the
+#: authors' readout (%)
+TABLE1_NONPRIVATE: dict[str, Any] = {
+    "rows": {},
+}
+_NONPRIVATE_ROW = {"dpsgd": "c = 0.1, eta = 4", "mm": "c = 1, eta = 0.4, ModelMix's tau"}
+
+
+def _table1_cell_erratum(data: str, method: str, eps: float, printed: float) -> Erratum | None:
+    if (data, method, eps) in TABLE1_AUTHORS:
+        return _table1_erratum(method, eps, printed)
+    if data == "cifar10" and math.isinf(eps) and method in TABLE1_NONPRIVATE["rows"]:
+        return _nonprivate_erratum(method, printed)
+    return None
+
+
+def _nonprivate_erratum(method: str, printed: float) -> Erratum:
+    """Issue 22: a non-private Table I cell (CIFAR-10, ε = ∞) that each method's own setting without noise does
+    not reach, with the authors' non-private configuration beside it (the same for both rows; there is no ε to
+    correct).  Reproduced under that named mode when its final iterate or the authors' readout is within the
+    claim's tolerance; otherwise no reading reproduces it, said plainly."""
+    a, e = TABLE1_NONPRIVATE, TABLE1_NONPRIVATE["rows"][method]
+    ours = (f"Ours at the row's setting without noise ({_NONPRIVATE_ROW[method]}, GroupNorm, p = 1, T = 700, final "
+            f"iterate): {e['median']:.2f} %, the median of 5 seeds (results/paper/002_table1/"
+            f"{{{','.join(e['table1'])}}}.json). Both rows print the same number, and the authors' code trains it "
+            f"with its own non-private configuration ({_HD_MAIN}cnns.py L150-161: z = 0, c = 2, eta = 1, 200 epochs "
+            f"of 6 steps, private normalisation sigma = 8), which in one run reaches {a['final']:.2f} % at the final "
+            f"iterate and {a['authors']:.2f} % under the authors' readout, the best test accuracy over epochs "
+            f"({_CODE_READOUT['dpsgd']}; a selection on the test set) (results/paper/002_ablation/{a['run']}.json).")
+    within = [name for name, value in (("final iterate", a["final"]), ("authors' readout", a["authors"]))
+              if abs(printed - value) <= ACCURACY_ATOL]  # fmt: skip
+    if within:
+        return Erratum(e["median"], (
+            f"{printed:g} % is reproduced only by the authors' non-private configuration (named mode: ablation "
+            f"'nonprivate/authors'), within {ACCURACY_ATOL:g} percentage points at its {' and '.join(within)}, not "
+            f"by this row's method without noise. {ours}"), atol=0.005,
+            summary=f"only under the authors' non-private setup: {a['authors']:.1f} %")  # fmt: skip
+    return Erratum(e["median"], (
+        f"No reading of the authors' public code reproduces {printed:g} %. {ours} The remaining "
+        f"{printed - a['authors']:.1f} percentage points are explained by no setting we found; not modelled: the "
+        "authors' ImageNet pixel normalisation before the scattering, their shuffled fixed-size batches, CIFAR-10's "
+        "original pixels (ours: the JPEG q75 mirror)."), atol=0.005,
+        summary=f"not reproduced; authors' non-private setup + readout: {a['authors']:.1f} %")  # fmt: skip
 
 
 def _budget_specs() -> tuple[ClaimSpec, ...]:
