@@ -460,9 +460,10 @@ def _nonprivate_erratum(method: str, printed: float) -> Erratum:
             f"iterate): {e['median']:.2f} %, the median of 5 seeds (results/paper/002_table1/"
             f"{{{','.join(e['table1'])}}}.json). Both rows print the same number; the authors' cnns.py run with its "
             f"command-line defaults ({_HD_MAIN}cnns.py L150-161) is a non-private configuration of its own (z = 0, "
-            f"c = 2, eta = 1, 200 epochs of 6 steps, private normalisation sigma = 8), which in one run reaches {a['final']:.2f} % at the final "
-            f"iterate and {a['authors']:.2f} % under the authors' readout, the best test accuracy over epochs "
-            f"({_CODE_READOUT['dpsgd']}; a selection on the test set) (results/paper/002_ablation/{a['run']}.json).")
+            f"c = 2, eta = 1, 200 epochs of 6 steps, private normalisation sigma = 8), which in one run reaches "
+            f"{a['final']:.2f} % at the final iterate and {a['authors']:.2f} % under the authors' readout, the best "
+            f"test accuracy over epochs ({_CODE_READOUT['dpsgd']}; a selection on the test set) "
+            f"(results/paper/002_ablation/{a['run']}.json).")  # fmt: skip
     within = [name for name, value in (("final iterate", a["final"]), ("authors' readout", a["authors"]))
               if abs(printed - value) <= ACCURACY_ATOL]  # fmt: skip
     if within:
