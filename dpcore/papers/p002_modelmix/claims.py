@@ -443,6 +443,8 @@ _NONPRIVATE_ROW = {"dpsgd": "c = 0.1, eta = 4", "mm": "c = 1, eta = 0.4, ModelMi
 
 
 def _table1_cell_erratum(data: str, method: str, eps: float, printed: float) -> Erratum | None:
+    """The erratum of one Table I cell (issue 22): against the authors' configuration (a private column of
+    :data:`TABLE1_AUTHORS`), against their non-private configuration (CIFAR-10, ε = ∞), or None."""
     if (data, method, eps) in TABLE1_AUTHORS:
         return _table1_erratum(method, eps, printed)
     if data == "cifar10" and math.isinf(eps) and method in TABLE1_NONPRIVATE["rows"]:
