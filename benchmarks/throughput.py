@@ -61,11 +61,15 @@ NOTES = """Notes (written with the table; see dpcore/training/persample.py for t
   layers, while the 14x14 layer materialises per-sample gradients.
 * Where `individual` loses time against `nonprivate`: `benchmarks/ic_overhead.md` (from
   `benchmarks/ic_overhead.py`) times every layer's per-sample norms and clipped sum by each route against the
-  one batched weight gradient non-private training computes.  On the CNN of this table the cheapest route of each
-  layer still costs about 7 ms per step more than those weight gradients (the grouped per-sample
-  weight-gradient convolution of the 14x14 layer is about 1.7x its batched one; the Gram products of the 7x7
-  layer add about as much as its weight gradient), which alone caps the ratio near 0.87; the rest is the tape,
-  the norm reduction and the noise.  0.95x would need per-sample norms at under a fifth of their cost here.
+  one batched weight gradient non-private training computes, and sets the layers' extra time against the extra
+  that 0.95x would allow.  The per-sample gradients are the batched weight gradient's own multiply-adds, but as
+  256 small products (contraction length T, one output per sample) instead of one long one: the oneDNN and MKL
+  kernels this CPU build offers run them at a fraction of the batched kernel's GFLOP/s (grouped convolution,
+  unfold + batched matmul, and one batched matmul per kernel offset over shifted views were all timed there),
+  except on ResNet-20's 32x32 layers where the grouped convolution is as fast.  The ghost routes avoid the
+  per-sample gradients but add Gram products; on the ScatterNet CNN's 243->64 layer those alone, at the batched
+  kernel's speed and with every other cost free, take about the whole 0.95 budget of the step.  With the kernels
+  measured here the layers alone exceed that budget about 2x (ResNet-20) to 3x (the two small CNNs).
 * `individual_linf` is individual clipping followed by ModelMix's coordinate truncation to C/sqrt(p), p = 100
   (paper 002, Algorithm 2; the authors' runs): it needs the per-sample gradients themselves, which the engine
   materialises, clips, truncates and sums a chunk of samples at a time while they are in cache (on the

@@ -45,3 +45,30 @@ def test_ic_overhead_script_times_every_layer(tmp_path, monkeypatch):
     assert set(res["layers"][1]) >= {"materialise", "shift", "unfold"}
     assert res["layers_extra"] == sum(r["extra"] for r in res["layers"])
     assert "| Conv2d (32, 14, 14)->(64, 14, 14) | materialise |" in out.with_suffix(".md").read_text()
+    # the alternative route is timed on every stride-1 conv layer, and the budget line is written
+    assert all("taps" in r for r in res["layers"][:4]) and "taps" not in res["layers"][4]
+    assert res["budget_095"] == res["nonprivate_step"] / 0.95 - res["nonprivate_step"]
+
+
+def test_ic_overhead_taps_route_gives_the_per_sample_norms_and_sum(monkeypatch):
+    """The timed alternative computes what it claims: each sample's weight-gradient norm and their sum."""
+    import torch
+    from torch import nn
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    for name in ("throughput", "ic_overhead"):
+        sys.modules.pop(name, None)
+    import ic_overhead
+
+    torch.manual_seed(0)
+    for cin, cout, k, pad, hw in [(3, 5, 3, 1, 7), (2, 4, 5, 2, 6), (4, 3, 3, 0, 8)]:
+        conv = nn.Conv2d(cin, cout, k, padding=pad)
+        a = torch.randn(3, cin, hw, hw)
+        g = torch.randn(3, cout, hw + 2 * pad - k + 1, hw + 2 * pad - k + 1)
+        per = torch.stack([
+            torch.nn.grad.conv2d_weight(a[i : i + 1], conv.weight.shape, g[i : i + 1], padding=pad) for i in range(3)
+        ])  # fmt: skip
+        sq, total = ic_overhead._taps(conv, a, g)()
+        torch.testing.assert_close(sq, per.reshape(3, -1).pow(2).sum(1), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(total.permute(2, 3, 0, 1), per.sum(0), rtol=1e-4, atol=1e-4)
+    assert ic_overhead._taps(nn.Conv2d(2, 2, 3, stride=2), torch.zeros(1, 2, 5, 5), torch.zeros(1, 2, 2, 2)) is None
