@@ -115,6 +115,8 @@ def _taps(module: nn.Conv2d, a: torch.Tensor, g: torch.Tensor) -> Callable[[], o
     norms and the clipped sum (all factors 1); None where the layer is not eligible."""
     if module.stride != (1, 1) or module.dilation != (1, 1) or module.groups != 1 or module.padding_mode != "zeros":
         return None
+    if isinstance(module.padding, str):  # "same" / "valid": not timed
+        return None
     n, cin, h, w = a.shape
     cout, ho, wo = g.shape[1:]
     (kh, kw), (ph, pw) = module.kernel_size, module.padding

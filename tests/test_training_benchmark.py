@@ -72,3 +72,5 @@ def test_ic_overhead_taps_route_gives_the_per_sample_norms_and_sum(monkeypatch):
         torch.testing.assert_close(sq, per.reshape(3, -1).pow(2).sum(1), rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(total.permute(2, 3, 0, 1), per.sum(0), rtol=1e-4, atol=1e-4)
     assert ic_overhead._taps(nn.Conv2d(2, 2, 3, stride=2), torch.zeros(1, 2, 5, 5), torch.zeros(1, 2, 2, 2)) is None
+    same = torch.zeros(1, 2, 5, 5)
+    assert ic_overhead._taps(nn.Conv2d(2, 2, 3, padding="same"), same, same) is None
