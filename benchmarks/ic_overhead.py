@@ -121,8 +121,6 @@ def _taps(module: nn.Conv2d, a: torch.Tensor, g: torch.Tensor) -> Callable[[], o
     cout, ho, wo = g.shape[1:]
     (kh, kw), (ph, pw) = module.kernel_size, module.padding
     width = w + 2 * pw
-    if wo > width:
-        return None
 
     def run() -> object:
         x = nn.functional.pad(a, (pw, pw, ph, ph)).reshape(n, cin, -1)
@@ -182,9 +180,8 @@ def measure(name: str, batch: int, repeats: int) -> dict:
         if "materialise" in row:
             row["gflops_materialise"] = flops / row["materialise"] / 1e9
         if isinstance(module, nn.Conv2d):
-            pixels, length = a.shape[2] * a.shape[3], g.shape[2] * g.shape[3]
-            gram_flops = 2.0 * a.shape[0] * (pixels * pixels * a.shape[1] + length * length * g.shape[1])
-            row["ghost_floor"] = gram_flops / (row["gflops_wgrad"] * 1e9)
+            macs = persample.shift_gram_macs(a.shape[1], g.shape[1], g.shape[2] * g.shape[3], a.shape[2] * a.shape[3])
+            row["ghost_floor"] = 2.0 * a.shape[0] * macs / (row["gflops_wgrad"] * 1e9)
         layers.append(row)
     extra = sum(r["extra"] for r in layers)
     return {

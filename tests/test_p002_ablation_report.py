@@ -138,12 +138,31 @@ def test_budget_frame_without_results_has_empty_rows(tmp_path):
     assert all(v is None for v, _ in ar.budget_claim_values(budget).values())
 
 
+def _assert_seed_median(root, hashes: tuple[str, ...], runs: list[str], median: float) -> list[dict]:
+    """The seed files ``hashes`` hold the runs ``runs``, and their final accuracies' median is ``median`` (%)."""
+    import json
+    import statistics
+
+    seeds = [json.loads((root / "002_table1" / f"{h}.json").read_text()) for h in hashes]
+    assert sorted(r["run"] for r in seeds) == runs
+    assert statistics.median(100 * r["final_accuracy"] for r in seeds) == pytest.approx(median, abs=0.005)
+    return seeds
+
+
+def _assert_erratum_quotes(spec, printed: float, median: float, hashes: list[str]) -> None:
+    """The cell's erratum names the printed number and every cited file, and explains our median and nothing a
+    point lower."""
+    assert spec.value == printed and f"{printed:g} %" in spec.erratum.evidence
+    assert all(h in spec.erratum.evidence for h in hashes)
+    assert compute_status(spec, median) == "differs-explained"
+    assert median < printed and compute_status(spec, median - 1.0) == "differs"
+
+
 def test_unreproduced_table1_errata_quote_the_committed_runs():
     """Issue 22: each Table I cell whose erratum says no reading reproduces it quotes numbers that the committed
     result files hold (our 5 seeds' median, the "all" run's final iterate, authors' readout and total ε); the files
     exist; and the erratum makes the cell differs-explained with our median as its value."""
     import json
-    import statistics
     from pathlib import Path
 
     from dpcore.papers.p002_modelmix.claims import TABLE1_AUTHORS, TABLE1_EPSILONS, TABLE1_PRINTED
@@ -151,9 +170,7 @@ def test_unreproduced_table1_errata_quote_the_committed_runs():
     root = Path(__file__).resolve().parent.parent / "results" / "paper"
     assert {("cifar10", "mm", 0.2), ("cifar10", "dpsgd", 0.2)} <= set(TABLE1_AUTHORS)
     for (data, method, eps), e in TABLE1_AUTHORS.items():
-        seeds = [json.loads((root / "002_table1" / f"{h}.json").read_text()) for h in e["table1"]]
-        assert sorted(r["run"] for r in seeds) == [f"{data}/{method}/eps{eps:g}/seed{s}" for s in range(5)]
-        assert statistics.median(100 * r["final_accuracy"] for r in seeds) == pytest.approx(e["median"], abs=0.005)
+        _assert_seed_median(root, e["table1"], [f"{data}/{method}/eps{eps:g}/seed{s}" for s in range(5)], e["median"])
         run = json.loads((root / "002_ablation" / f"{e['all']}.json").read_text())
         assert run["run"] == f"{data}/{method}/eps{eps:g}/all/seed0"
         assert 100 * run["readouts"]["final"] == pytest.approx(e["all_final"], abs=0.005)
@@ -168,10 +185,7 @@ def test_unreproduced_table1_errata_quote_the_committed_runs():
             assert max(h["loss"] for h in run["history"]) == run["history"][-1]["loss"]  # the loss climbs to its end
         spec = TRAINING_CLAIMS[f"table1.{data}.{method}.eps{eps:g}"]
         printed = TABLE1_PRINTED[(data, method)][TABLE1_EPSILONS.index(eps)]
-        assert spec.value == printed and f"{printed:g} %" in spec.erratum.evidence
-        assert e["all"] in spec.erratum.evidence and all(h in spec.erratum.evidence for h in e["table1"])
-        assert compute_status(spec, e["median"]) == "differs-explained"
-        assert e["median"] < printed and compute_status(spec, e["median"] - 1.0) == "differs"
+        _assert_erratum_quotes(spec, printed, e["median"], [e["all"], *e["table1"]])
 
 
 def test_nonprivate_errata_quote_the_committed_runs():
@@ -179,7 +193,6 @@ def test_nonprivate_errata_quote_the_committed_runs():
     committed files hold: per row our 5 seeds' median, and the one run of the authors' non-private configuration
     (z = 0, c = 2, eta = 1, private normalisation, no ModelMix), its final iterate and the authors' readout."""
     import json
-    import statistics
     from pathlib import Path
 
     from dpcore.papers.p002_modelmix.claims import TABLE1_NONPRIVATE, TABLE1_PRINTED
@@ -194,16 +207,12 @@ def test_nonprivate_errata_quote_the_committed_runs():
     assert 100 * run["readouts"]["authors"] == pytest.approx(a["authors"], abs=0.005)
     assert set(a["rows"]) == {"dpsgd", "mm"}
     for method, e in a["rows"].items():
-        seeds = [json.loads((root / "002_table1" / f"{h}.json").read_text()) for h in e["table1"]]
-        assert sorted(r["run"] for r in seeds) == [f"cifar10/{method}/eps_inf/seed{s}" for s in range(5)]
+        seeds = _assert_seed_median(root, e["table1"], [f"cifar10/{method}/eps_inf/seed{s}" for s in range(5)],
+                                    e["median"])  # fmt: skip
         assert all(r["config"]["noise_multiplier"] == 0.0 for r in seeds)
-        assert statistics.median(100 * r["final_accuracy"] for r in seeds) == pytest.approx(e["median"], abs=0.005)
         spec = TRAINING_CLAIMS[f"table1.cifar10.{method}.eps_inf"]
         printed = TABLE1_PRINTED[("cifar10", method)][-1]
-        assert spec.value == printed and f"{printed:g} %" in spec.erratum.evidence
-        assert a["run"] in spec.erratum.evidence and all(h in spec.erratum.evidence for h in e["table1"])
-        assert compute_status(spec, e["median"]) == "differs-explained"
-        assert e["median"] < printed and compute_status(spec, e["median"] - 1.0) == "differs"
+        _assert_erratum_quotes(spec, printed, e["median"], [a["run"], *e["table1"]])
 
 
 def test_nonprivate_erratum_says_which_reading_reproduces_the_printed_number(monkeypatch):

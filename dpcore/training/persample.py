@@ -64,6 +64,7 @@ __all__ = [
     "clipped_group_sum",
     "layer_engine_supported",
     "conv_route_taken",
+    "shift_gram_macs",
     "LayerEngineError",
     "per_group_gradients",
     "CLIP_SCOPES",
@@ -292,6 +293,12 @@ def _linear_term(module: nn.Linear, a: Tensor, g: Tensor, m: int, s: int, force:
     return _LayerTerm(module, sq + sq_w, weight_sum, bias, sq_w)
 
 
+def shift_gram_macs(cin: int, cout: int, length: int, pixels: int) -> int:
+    """Multiply-adds per sample of the ``"shift"`` ghost norm's two Gram products (:func:`_conv_input_gram_shift`):
+    the input pixels' L²·cin and the output gradients' T²·cout, for ``length`` = T and ``pixels`` = L."""
+    return pixels * pixels * cin + length * length * cout
+
+
 def _conv_route(cin: int, cout: int, k: int, length: int, pixels: int) -> str:
     """Cheapest way (CPU cost model, multiply-adds) to get a conv layer's per-sample norms and clipped sum,
     for ``k`` kernel positions, ``length`` = T output positions and ``pixels`` = L input pixels per sample.
@@ -311,7 +318,8 @@ def _conv_route(cin: int, cout: int, k: int, length: int, pixels: int) -> str:
     gram_g = length * length * cout
     # the Gram products are small batched matmuls: weighted twice (measured on a 2-core CPU)
     cost_unfold = 2 * (gram_g + length * length * ck) + MEMORY_PASS_COST * (length * length + ck * length) + reweighted
-    cost_shift = 2 * (gram_g + pixels * pixels * cin) + MEMORY_PASS_COST * (k * length * length + pixels * pixels)
+    cost_shift = 2 * shift_gram_macs(cin, cout, length, pixels)
+    cost_shift += MEMORY_PASS_COST * (k * length * length + pixels * pixels)
     cost_shift += reweighted
     costs = {"materialise": cost_mat, "unfold": cost_unfold, "shift": cost_shift}
     return min(costs, key=costs.__getitem__)
