@@ -157,3 +157,34 @@ def test_shuffled_epochs_count_permutations_not_examples():
     assert _epochs_started({"dataset_size": 60000, "batch_size": 1024, "steps": 5800}) == 100
     assert _epochs_started({"dataset_size": 60000, "batch_size": 1024, "steps": 5801}) == 101
     assert _epochs_started({"dataset_size": 60000, "batch_size": 128, "steps": 1}) == 1
+
+
+def test_tuning_grid_is_continued_until_the_optimum_is_interior():
+    """Issue 44: a best C at an end of the grid extends it (C_EXTEND_UP / _DOWN), one value per finished round."""
+    base = t3.C_GRID
+    rising = {c: {"best_accuracy": c / 1000} for c in (*base, *t3.C_EXTEND_UP)}  # best at the top, always
+    grid, edge = t3.tuning_grid(base, rising.get)
+    assert grid == (*base, *t3.C_EXTEND_UP) and edge == "top"
+    peak = {c: {"best_accuracy": 1 - abs(c - 20.0) / 1000} for c in (*base, *t3.C_EXTEND_UP)}  # optimum at C = 20
+    assert t3.tuning_grid(base, peak.get) == ((*base, 10.0, 20.0, 50.0), "")
+    falling = {c: {"best_accuracy": -c} for c in (*t3.C_EXTEND_DOWN, *base)}
+    assert t3.tuning_grid(base, falling.get) == ((*sorted(t3.C_EXTEND_DOWN), *base), "bottom")
+    partial = {c: r for c, r in peak.items() if c != 10.0}  # C = 10 not run yet: nothing beyond it is planned
+    assert t3.tuning_grid(base, partial.get) == ((*base, 10.0), "")
+    interior = {c: {"best_accuracy": 1.0 if c == 0.3 else 0.5} for c in base}
+    assert t3.tuning_grid(base, interior.get) == (base, "")
+    with pytest.raises(ValueError, match="base"):
+        t3.tuning_grid((), interior.get)
+
+
+def test_continued_cell_reuses_committed_tuning_runs_without_duplicates():
+    """The 1024 IC cell's continuation (C = 10, 20) has the configuration of the committed large-C tuning runs:
+    the plan lists each configuration once (the registry refuses duplicates)."""
+    from dpcore.experiments.registry import get
+    from dpcore.experiments.store import Store
+
+    store = Store.default("paper", t3.EXPERIMENT)
+    runs = get(t3.EXPERIMENT).runs("paper", store.load)
+    names = {r.name for r in runs}
+    assert "mnist/SS/IC/b1024/tune/C20" in names and "mnist/SS/IC/b1024/mode/largeC/tune/C20" not in names
+    assert "mnist/SS/IC/b1024/mode/largeC/tune/C6" in names

@@ -20,7 +20,9 @@ Choices the paper leaves open, stated:
   of E, so that the six tuning runs of a cell cost about 0.3 of the cell itself: the full-scale MNIST
   runs had to fit on one CPU) with the same learning-rate rule watching the validation accuracy; the C with
   the best validation accuracy (any epoch; ties to the smaller C) is then trained on the full training
-  set with the test accuracy driving the step-size rule, as App. H describes;
+  set with the test accuracy driving the step-size rule, as App. H describes; where that C sits at an end
+  of the grid the grid is continued (:func:`tuning_grid`, :data:`C_EXTEND_UP` / :data:`C_EXTEND_DOWN`, issue
+  44) until the optimum is interior;
 * one seed per cell (the paper reports no seeds or repeats).
 
 The quick profile (labelled "reduced") keeps the paper's model, σ, step-size rule and samplers on real
@@ -66,6 +68,9 @@ __all__ = [
     "BATCH_SIZES",
     "MC_GROUP",
     "C_GRID",
+    "C_EXTEND_UP",
+    "C_EXTEND_DOWN",
+    "tuning_grid",
     "DELTA",
     "SAMPLINGS",
     "FAMILIES",
@@ -98,6 +103,12 @@ MC_GROUP = 64
 #: the clip norms tried per cell (the paper gives none; wide because IC clips per-sample gradients and
 #: BC the batch-mean gradient, whose norms differ by orders of magnitude)
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+#: issue 44: where a cell's best C sits at an end of the grid, the grid is continued one value at a time in this
+#: order until the optimum is interior (or the continuation is used up, said in the run's note).  Upwards 10 and
+#: 20 are the values the authors' large_C set shares (at |S_b| = 1024 IC's optimum over C_GRID + large_C was 20),
+#: so a continuation reuses those committed tuning runs (same configuration, same hash).
+C_EXTEND_UP = (10.0, 20.0, 50.0, 100.0, 200.0)
+C_EXTEND_DOWN = (0.003, 0.001)
 DELTA = 1e-5
 #: paper's label -> sampler of :mod:`dpcore.training.sampling`
 SAMPLINGS = {"SS": "fixed", "SH": "shuffle"}
@@ -219,14 +230,52 @@ def _best_c(results: list[tuple[float, Mapping[str, Any]]]) -> float:
     return min(results, key=lambda cr: (-float(cr[1]["best_accuracy"]), cr[0]))[0]
 
 
+def tuning_grid(base: tuple[float, ...], result: Callable[[float], Mapping[str, Any] | None]
+                ) -> tuple[tuple[float, ...], str]:  # fmt: skip
+    """The C values a cell tunes over (issue 44): ``base``, continued by :data:`C_EXTEND_UP` /
+    :data:`C_EXTEND_DOWN` one value at a time while the best finished value (:func:`_best_c`) sits at the
+    grid's top / bottom.  Returns the grid (ascending) and ``""`` when the optimum is interior or some run is
+    still missing, else ``"top"`` / ``"bottom"``: the continuation is used up with the optimum still at that end.
+
+    ``result(c)`` is the finished tuning run at ``c`` or None.  The grid only grows once every value in it has a
+    result, so a plan never asks for a continuation before the runs that motivate it have finished.
+    """
+    if not base or any(c <= 0 for c in base):
+        raise ValueError(f"base must be a non-empty tuple of positive C values, got {base!r}")
+    grid = sorted(base)
+    up = [c for c in C_EXTEND_UP if c > grid[-1]]
+    down = [c for c in C_EXTEND_DOWN if c < grid[0]]
+    while True:
+        done = [(c, result(c)) for c in grid]
+        if any(res is None for _, res in done):
+            return tuple(grid), ""
+        best = _best_c(done)  # type: ignore[arg-type]
+        if len(grid) > 1 and best == grid[-1]:
+            if not up:
+                return tuple(grid), "top"
+            grid.append(up.pop(0))
+        elif len(grid) > 1 and best == grid[0]:
+            if not down:
+                return tuple(grid), "bottom"
+            grid.insert(0, down.pop(0))
+        else:
+            return tuple(grid), ""
+
+
 def plan_table3(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | None]) -> list[PlannedRun]:
     """Every run of the Table 3 / Fig. 1 grid at ``profile`` (tuning runs first, then the cells)."""
     if profile not in SETTINGS:
         raise ValueError(f"profile must be one of {', '.join(map(repr, SETTINGS))}; got {profile!r}")
     st = SETTINGS[profile]
+    return _plan_cells(st, profile, cells(st), lookup) + plan_modes(profile, lookup)
+
+
+def _plan_cells(st: GridSettings, profile: str, cells_: list[tuple[str, str, str, int]],
+                lookup: Callable[[RunConfig], Mapping[str, Any] | None]) -> list[PlannedRun]:  # fmt: skip
+    """The tuning runs and the final runs of ``cells_`` (see :func:`plan_table3`)."""
     label = " (reduced: quick profile)" if st.reduced else ""
     runs: list[PlannedRun] = []
-    for dataset, sampling, family, batch in cells(st):
+    for dataset, sampling, family, batch in cells_:
         base = f"{dataset}/{sampling}/{family}/b{batch}"
         clip: float | None = None
         ready, waits, note = True, (), f"Table 3 / Fig. 1 cell{label}"
@@ -234,24 +283,30 @@ def plan_table3(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | 
             clip = st.c_grid[0]
             note += f"; C = {clip:g} fixed (no tuning)"
         elif family != "NP":
+
+            def tune_cfg(c: float, _cell: tuple = (dataset, sampling, family, batch)) -> RunConfig:
+                return _config(st, profile, *_cell, clip=c, tune=True, seed=st.seeds[0])
+
+            grid, edge = tuning_grid(st.c_grid, lambda c: lookup(tune_cfg(c)))
             tuned = []
-            for c in st.c_grid:
-                cfg = _config(st, profile, dataset, sampling, family, batch, clip=c, tune=True, seed=st.seeds[0])
+            for c in grid:
                 name = f"{base}/tune/C{c:g}"
-                runs.append(PlannedRun(name, cfg, note=f"C tuning on a validation split{label}"))
-                tuned.append((c, name, lookup(cfg)))
+                runs.append(PlannedRun(name, tune_cfg(c), note=f"C tuning on a validation split{label}"))
+                tuned.append((c, name, lookup(tune_cfg(c))))
             missing = tuple(name for _, name, res in tuned if res is None)
             if missing:
                 clip, ready, waits = st.c_grid[0], False, missing
                 note += "; C pending tuning (placeholder)"
             else:
                 clip = _best_c([(c, res) for c, _, res in tuned])  # type: ignore[misc]
-                note += f"; C = {clip:g} chosen on the validation split"
+                note += f"; C = {clip:g} chosen on the validation split over {len(grid)} values"
+                if edge:
+                    note += f" (at the {edge} end of the grid: its continuation is used up)"
         for seed in st.seeds:
             name = base if len(st.seeds) == 1 else f"{base}/seed{seed}"
             cfg = _config(st, profile, dataset, sampling, family, batch, clip=clip, tune=False, seed=seed)
             runs.append(PlannedRun(name, cfg, ready=ready, waits_for=waits, note=note))
-    return runs + plan_modes(profile, lookup)
+    return runs
 
 
 @dataclass(frozen=True)
@@ -284,7 +339,8 @@ MODES = (
     Mode("authors_93f6075", "IC", "per_tensor", "authors_93f6075", AUTHORS_LR_RULE, True,
          "93f6075 (CIFAR-10 there): Σ_h [a_h]_C per tensor + N(0, (2Cσ)²)/m, the sum not divided by m"),
     Mode("lr_authors", "BC", "global", "algorithm1", AUTHORS_LR_RULE, False,
-         "the authors' step-size rule only; C of the Table 3 cell"),
+         "the authors' step-size rule only; C of the Table 3 cell as tuned over C_GRID (before issue 44's "
+         "continuation)"),
     Mode("per_tensor", "BC", "per_tensor", "algorithm1", AUTHORS_LR_RULE, True,
          "per-tensor clipping of the batch-mean gradient, Algorithm 1's noise N(0, (2Cσ)²)"),
     Mode("bc_divided_by_batch", "BC", "global", "bc_divided_by_batch", AUTHORS_LR_RULE, True,
@@ -325,8 +381,13 @@ def plan_modes(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | N
     for sampling in SAMPLINGS:
         cell = f"{MODE_DATASET}/{sampling}/IC/b{MODE_BATCH}"
         extra = tuple(c for c in LARGE_C if c not in st.c_grid)
-        large, waits = _tuned(st, profile, sampling, "IC", extra, f"{cell}/mode/largeC", lookup, None, runs)
+        tuning: list[PlannedRun] = []
+        large, waits = _tuned(st, profile, sampling, "IC", extra, f"{cell}/mode/largeC", lookup, None, tuning)
         base, base_waits = _tuned(st, profile, sampling, "IC", st.c_grid, cell, lookup, None, None)
+        # the values the Table 3 cell's continued grid (issue 44) already tunes are planned there, once
+        cell_grid, _ = tuning_grid(st.c_grid, lambda c, s=sampling: lookup(
+            _config(st, profile, MODE_DATASET, s, "IC", MODE_BATCH, clip=c, tune=True, seed=st.seeds[0])))
+        runs += [r for r in tuning if r.config.clip_norm not in cell_grid]
         if waits or base_waits:
             placeholder = _config(st, profile, MODE_DATASET, sampling, "IC", MODE_BATCH, clip=extra[0], tune=False,
                                   seed=st.seeds[0])  # fmt: skip
@@ -335,7 +396,9 @@ def plan_modes(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | N
                                    note=note))  # fmt: skip
         else:
             clip = _best_c(large + base)
-            if clip in extra:  # otherwise the optimum is the Table 3 cell itself: nothing new to run
+            cell_runs = [r for r in runs_table3_cell(profile, sampling, lookup) if r.ready]
+            same = bool(cell_runs) and cell_runs[0].config.clip_norm == clip  # the continued cell ran this C
+            if clip in extra and not same:  # otherwise the optimum is the Table 3 cell itself: nothing new to run
                 cfg = _config(st, profile, MODE_DATASET, sampling, "IC", MODE_BATCH, clip=clip, tune=False,
                               seed=st.seeds[0])  # fmt: skip
                 runs.append(PlannedRun(f"{cell}/mode/largeC", cfg,
@@ -353,6 +416,19 @@ def plan_modes(profile: str, lookup: Callable[[RunConfig], Mapping[str, Any] | N
             chosen = "; C pending tuning" if waits else f"; C = {clip:g}"
             note = f"issue 21 mode {mode.name!r}: {mode.source}{chosen}"
             runs.append(PlannedRun(prefix, _mode_config(cfg, mode), ready=not waits, waits_for=waits, note=note))
+    return runs
+
+
+def runs_table3_cell(profile: str, sampling: str, lookup: Callable[[RunConfig], Mapping[str, Any] | None]
+                     ) -> list[PlannedRun]:  # fmt: skip
+    """The IC cell at :data:`MODE_BATCH` of ``sampling`` as :func:`plan_table3` plans it (one run per seed)."""
+    name = f"{MODE_DATASET}/{sampling}/IC/b{MODE_BATCH}"
+    st = SETTINGS[profile]
+    runs = []
+    for cell in cells(st):
+        if cell == (MODE_DATASET, sampling, "IC", MODE_BATCH):
+            runs = [r for r in _plan_cells(st, profile, [cell], lookup) if r.name.split("/tune/")[0] == name
+                    and "/tune/" not in r.name]  # fmt: skip
     return runs
 
 
