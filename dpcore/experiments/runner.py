@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +54,9 @@ __all__ = [
     "EpochHook",
     "Outcome",
     "run_one",
+    "RunSession",
+    "start_run",
+    "finish_run",
     "run_experiment",
     "select",
     "parameters_digest",
@@ -241,7 +244,23 @@ def _resume(trainer: Any, ckpt: Path, digest: str) -> tuple[float, int, list[dic
     return float(state["elapsed"]), int(state["sessions"]) + 1, code
 
 
-def run_one(
+@dataclass
+class RunSession:
+    """One training session of a planned run, between :func:`start_run` and :func:`finish_run`: its trainer (with
+    the checkpoint-per-epoch hook installed as ``trainer.on_step``), resumed from its checkpoint when there is one."""
+
+    planned: PlannedRun
+    digest: str
+    data: Any
+    trainer: Any
+    bar: Progress
+    elapsed_before: float
+    sessions: int
+    code: list[dict[str, Any]]
+    start: float
+
+
+def start_run(
     experiment: Experiment,
     planned: PlannedRun,
     store: Store,
@@ -250,8 +269,10 @@ def run_one(
     on_epoch: EpochHook | None = None,
     progress: str = "auto",
     stream: IO[str] | None = None,
-) -> dict[str, Any]:
-    """Train ``planned`` (resuming from its checkpoint unless ``force``) and write its result."""
+) -> RunSession:
+    """Prepare ``planned``'s data and trainer, resume it from its checkpoint (unless ``force``) and install the hook
+    that checkpoints it after every epoch; :func:`run_one` then runs it, :mod:`dpcore.training.stacked` may run several
+    sessions' trainers at once (paper 003's grid, issue 44)."""
     if not planned.ready:
         raise ValueError(f"run {planned.name!r} is not ready: it waits for {', '.join(planned.waits_for)}")
     cfg: RunConfig = planned.config
@@ -269,7 +290,7 @@ def run_one(
         planned.name, trainer.total_steps, trainer.step_index, cfg.epochs, mode=progress, stream=stream,
         metric=cfg.eval_split, evals_per_epoch=cfg.evals_per_epoch,
     )  # fmt: skip
-    start = time.perf_counter()
+    session = RunSession(planned, digest, data, trainer, bar, elapsed_before, sessions, code, time.perf_counter())
     seen = len(trainer.history)
 
     def after_step(tr: Any) -> None:
@@ -278,7 +299,7 @@ def run_one(
         if len(tr.history) == seen:
             return
         seen = len(tr.history)
-        elapsed = elapsed_before + time.perf_counter() - start
+        elapsed = elapsed_before + time.perf_counter() - session.start
         state = {"format": CHECKPOINT_FORMAT, "hash": digest, "trainer": tr.state_dict(), "elapsed": elapsed,
                  "sessions": sessions, "code": code}  # fmt: skip
         atomic_torch_save(ckpt, state)
@@ -287,11 +308,14 @@ def run_one(
             on_epoch(planned.name, seen, dict(tr.history[-1]))
 
     trainer.on_step = after_step
-    try:
-        trainer.run()
-    finally:
-        bar.close()
-    wall = elapsed_before + time.perf_counter() - start
+    return session
+
+
+def finish_run(experiment: Experiment, session: RunSession, store: Store,
+               extras: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write the result of a session whose trainer has run to the end (``extras`` are added to it) and return it."""
+    planned, trainer, cfg = session.planned, session.trainer, session.planned.config
+    wall = session.elapsed_before + time.perf_counter() - session.start
     record = record_to_dict(trainer.record())
     rows = _history_rows(trainer.history, cfg.eval_split)
     epsilons = {key: acc(record, cfg).to_dict() for key, acc in experiment.accountants.items()}
@@ -299,7 +323,7 @@ def run_one(
         "format": RESULT_FORMAT,
         "experiment": experiment.name,
         "run": planned.name,
-        "hash": digest,
+        "hash": session.digest,
         "config": cfg.to_dict(),
         "note": planned.note,
         "eval_split": cfg.eval_split,
@@ -310,20 +334,40 @@ def run_one(
         "epsilon": epsilons,
         "final_parameters_sha256": parameters_digest(trainer.model),
         "wall_seconds": wall,
-        "sessions": sessions,
-        "code": code,  # the commit of each session (the top-level git_commit is the last one's)
+        "sessions": session.sessions,
+        "code": session.code,  # the commit of each session (the top-level git_commit is the last one's)
         "device": str(trainer.device),
         "device_name": device_name(trainer.device),
         "torch_threads": torch.get_num_threads(),
         # the CPU kernels torch dispatched to (AVX2, AVX512, ...): CPU results repeat bit for bit only at equal
         # capability (dpcore.runner.REPEATABLE_ENV pins the notebooks' kernels to AVX2)
         "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "data": data.provenance,
+        "data": session.data.provenance,
         **software(),
+        **dict(extras or {}),
         "finished_utc": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     store.write(result)
     return result
+
+
+def run_one(
+    experiment: Experiment,
+    planned: PlannedRun,
+    store: Store,
+    *,
+    force: bool = False,
+    on_epoch: EpochHook | None = None,
+    progress: str = "auto",
+    stream: IO[str] | None = None,
+) -> dict[str, Any]:
+    """Train ``planned`` (resuming from its checkpoint unless ``force``) and write its result."""
+    session = start_run(experiment, planned, store, force=force, on_epoch=on_epoch, progress=progress, stream=stream)
+    try:
+        session.trainer.run()
+    finally:
+        session.bar.close()
+    return finish_run(experiment, session, store)
 
 
 def select(

@@ -52,7 +52,7 @@ from dpcore.training.integrity import (
     resume_from,
 )
 from dpcore.training.modelmix import mix
-from dpcore.training.persample import LossFn, clipped_group_sum
+from dpcore.training.persample import GroupClipResult, LossFn, clipped_group_sum
 from dpcore.training.sampling import BatchPlan, make_generator, seeded_default_rng
 from dpcore.training.schedules import LRSchedule, schedule_from_dict
 
@@ -196,6 +196,23 @@ class Privatizer:
         flat = torch.randn(self._numel, generator=gen, device=self.device, dtype=self.params[0].dtype).mul_(std)
         return [t.view_as(p) for t, p in zip(flat.split([p.numel() for p in self.params]), self.params, strict=True)]
 
+    def clipped_sum(self, x: Tensor, y: Tensor) -> GroupClipResult:
+        """U = Σ_h [a_h]_C of the batch (x, y) by the configured engine (:func:`clipped_group_sum`; paper 003,
+        Algorithm 1 line 21); :mod:`dpcore.training.stacked` supplies it for several runs computed at once."""
+        c = self.config
+        return clipped_group_sum(
+            self.model,
+            self.loss_fn,
+            x,
+            y,
+            group_size=c.clip_group_size(x.shape[0]),
+            clip_norm=c.clip_norm,
+            linf_p=c.linf_p,
+            engine=c.engine,
+            max_physical_batch=c.max_physical_batch,
+            clip_scope=c.clip_scope,
+        )
+
     def gradient(self, x: Tensor, y: Tensor, step: int, planned_size: int) -> list[Tensor]:
         c = self.config
         denom = self.denominator(planned_size)
@@ -209,18 +226,7 @@ class Privatizer:
                 total = gs if total is None else [a + b for a, b in zip(total, gs, strict=True)]
             self.engine_used.add("nonprivate")
             return total if total is not None else [torch.zeros_like(p) for p in self.params]
-        result = clipped_group_sum(
-            self.model,
-            self.loss_fn,
-            x,
-            y,
-            group_size=c.clip_group_size(x.shape[0]),
-            clip_norm=c.clip_norm,
-            linf_p=c.linf_p,
-            engine=c.engine,
-            max_physical_batch=c.max_physical_batch,
-            clip_scope=c.clip_scope,
-        )
+        result = self.clipped_sum(x, y)
         self.engine_used.add(result.engine)
         if not math.isinf(c.clip_norm) and result.n_groups:
             self.clipped = self.clipped.to(result.norms.device) + (result.norms > c.clip_norm).sum()
