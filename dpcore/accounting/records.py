@@ -48,7 +48,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting import pld
 
-from dpcore.accounting import fdp, gaussian, modelmix, shuffled
+from dpcore.accounting import fdp, gaussian, modelmix, replacement, shuffled
 from dpcore.accounting.dpsgd import APPROXIMATE, METHODS, PLD_GRID, LabelledEpsilon
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
 from dpcore.accounting.run_record import RunRecord
@@ -83,6 +83,7 @@ _METHODS = {
     "fixed-wor-schedule": ("rdp", "rdp-mironov"),
     "shuffling-A1": ("a1",),
     "modelmix": ("rdp", "rdp-mironov"),
+    "with-replacement": ("pld",),
     "none": METHODS + ("a1",),
 }
 
@@ -135,18 +136,21 @@ def choose_accountant(
     check_choice("modelmix", modelmix, MODELMIX_MODES)
     if method is not None:
         check_choice("method", method, METHODS + ("a1",))
+    clip = rec.clip_norm
+    scheduled = not isinstance(rec.batch_size, int)
+    mm = rec.modelmix
     if not rec.private or rec.noise_std == 0:
         return AccountantChoice(
             "none", "-", math.inf, 0.0, "non-private run (no clipping or σ = 0): ε = ∞", method or "", True
         )
     if rec.sampling == "replacement":
-        raise ValueError(
-            "sampling='replacement' (batches of independent draws with replacement) has no accountant here: "
-            "a record can be drawn several times in one batch; account for it with a with-replacement analysis"
-        )
-    clip = rec.clip_norm
-    scheduled = not isinstance(rec.batch_size, int)
-    mm = rec.modelmix
+        if rec.clipping != "individual" or mm is not None or not isinstance(rec.batch_size, int):
+            raise ValueError("sampling='replacement' is accounted for individual clipping and a constant batch size")
+        m = _method("with-replacement", method)
+        return AccountantChoice(
+            "with-replacement", "replace-one", 2.0, rec.noise_std / (2.0 * rec.clip_norm),
+            "with-replacement PLD, replace-one (dpcore.accounting.replacement; Lowy & Razaviyayn 2023, Alg. 2)", m,
+        )  # fmt: skip
     if rec.sampling == "poisson":
         if rec.clipping == "mixed":
             raise ValueError(
@@ -343,4 +347,10 @@ def _record_epsilon(rec: RunRecord, choice: AccountantChoice, delta: float) -> f
         return _fixed_epsilon(sigma, rec.schedule, rec.dataset_size, delta, choice.method)
     if choice.name == "shuffling-A1":
         return _shuffle_epsilon(rec, sigma, delta)
+    if choice.name == "with-replacement":
+        k = int(rec.batch_size)
+        return replacement.with_replacement_epsilon(
+            noise_std=rec.noise_std / k, lipschitz=rec.clip_norm, batch_size=k, n=rec.dataset_size,
+            rounds=rec.steps, delta=delta,
+        )  # fmt: skip
     return _modelmix_epsilon(rec, sigma, delta, choice.method)
