@@ -47,7 +47,9 @@ from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
-__all__ = ["DiracSetting", "SCORES", "dirac_updates", "dirac_scores", "audit_dirac", "audit_one_run"]
+__all__ = [
+    "DiracSetting", "SCORES", "dirac_updates", "dirac_scores", "audit_dirac", "one_run_guesses", "audit_one_run",
+]
 
 SCORES = ("sum", "likelihood", "spread")
 _SCORES_FOR = {"all": SCORES, "last": ("sum",)}
@@ -209,6 +211,27 @@ def audit_dirac(
     return AuditResult(mechanism, threat, bound.epsilon, bound.point, claimed, delta, score, bound.threshold)
 
 
+def one_run_guesses(setting: DiracSetting, *, guesses: int, seed: int = 0) -> tuple[int, int, RunRecord]:
+    """The one-run game of :func:`audit_one_run`: ONE trainer run of ``setting.block`` = m Dirac canaries, each in
+    independently with probability ½; the ``guesses``/2 highest likelihood scores are guessed "in", the ``guesses``/2
+    lowest "out".  Returns (m, number of right guesses, the run record)."""
+    if not isinstance(setting, DiracSetting):
+        raise ValueError("setting must be a DiracSetting")
+    m = setting.block
+    guesses = check_positive_int("guesses", guesses, minimum=2)
+    if guesses > m or guesses % 2:
+        raise ValueError(f"guesses must be an even number in [2, m={m}], got {guesses}")
+    gen = torch.Generator().manual_seed(derive_seed(seed, "one-run", "membership"))
+    present = torch.rand(m, generator=gen) < 0.5
+    updates, record = _train_block(setting, present, derive_seed(seed, "one-run", "train"))
+    scores = dirac_scores(updates, setting, "likelihood")
+    order = np.argsort(scores, kind="stable")
+    k = guesses // 2
+    truth = present.numpy()
+    correct = int(truth[order[-k:]].sum() + (~truth[order[:k]]).sum())
+    return m, correct, record
+
+
 def audit_one_run(
     setting: DiracSetting,
     *,
@@ -225,20 +248,9 @@ def audit_one_run(
     The number of correct guesses gives the lower bound of :func:`dpcore.audit.estimators.one_run_epsilon`."""
     if not isinstance(setting, DiracSetting):
         raise ValueError("setting must be a DiracSetting")
-    m = setting.block
-    guesses = check_positive_int("guesses", guesses, minimum=2)
-    if guesses > m or guesses % 2:
-        raise ValueError(f"guesses must be an even number in [2, m={m}], got {guesses}")
     delta = check_open_unit("delta", delta)
     confidence = check_open_unit("confidence", confidence)
-    gen = torch.Generator().manual_seed(derive_seed(seed, "one-run", "membership"))
-    present = torch.rand(m, generator=gen) < 0.5
-    updates, record = _train_block(setting, present, derive_seed(seed, "one-run", "train"))
-    scores = dirac_scores(updates, setting, "likelihood")
-    order = np.argsort(scores, kind="stable")
-    k = guesses // 2
-    truth = present.numpy()
-    correct = int(truth[order[-k:]].sum() + (~truth[order[:k]]).sum())
+    m, correct, record = one_run_guesses(setting, guesses=guesses, seed=seed)
     bound = one_run_epsilon(m, guesses, correct, delta=delta, confidence=confidence)
     threat = ThreatModel(
         iterates="all",

@@ -11,7 +11,9 @@ __all__ = ["ITERATES", "NEIGHBOURS", "ESTIMATORS", "CLAIMS", "ThreatModel", "Aud
 #: which iterates the adversary sees: every update (white box, all iterates) or only the final model
 ITERATES = ("all", "last")
 NEIGHBOURS = ("add/remove", "replace-one")
-ESTIMATORS = ("many-runs", "one-run")
+#: "-gdp" / "-fdp": the parametric estimators of :mod:`dpcore.audit.tight` (valid under a stated Gaussian or
+#: trade-off-family assumption); the others are distribution-free
+ESTIMATORS = ("many-runs", "one-run", "many-runs-gdp", "one-run-fdp")
 #: what the claimed ε is: a proven upper bound for the mechanism ("accountant") or a number that is not proven for
 #: it ("heuristic", e.g. a shuffled run accounted as if Poisson-subsampled): exceeding a heuristic is a finding
 #: about the heuristic, not an implementation bug
