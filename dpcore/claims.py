@@ -19,18 +19,24 @@ The status of a claim is never typed by hand; :func:`compute_status` derives it:
 * ``not-run``           -- our value is ``None``/NaN, or the claim needs the paper's full scale
   (``scale="full"``) and the run was reduced (our reduced-scale value then goes into the note);
 * ``reproduced``        -- our value matches the specification's value within its tolerance;
-* ``differs-explained`` -- it does not, but it matches the erratum's expected value within the
-  erratum's tolerance;
+* ``inconclusive``      -- the notebook found the data cannot decide it (``ClaimsLog.check(...,
+  inconclusive=reason)``: runs at chance, seeds on both sides), whatever the value;
+* ``erratum`` / ``not-reproduced`` / ``inconclusive`` -- it does not match, but it matches the expected value
+  of the specification's :class:`Explanation` (:class:`Erratum`: the paper is wrong by its own formulas;
+  :class:`NotReproduced`: our runs do not reach it; :class:`Inconclusive`) within its tolerance;
 * ``differs``           -- anything else (a failure: ``make figures`` and ``make test`` exit non-zero).
+
+Each paper package groups its explained rows by root cause into a few :class:`Finding` objects, which lead
+the scorecard, ``ERRATA.md`` and the README (:func:`verdict_line`).
 
 >>> spec = ClaimSpec("ref", "abadi.eps", "Abadi et al. 2016 §3.1", "epsilon", 1.26, "reference",
 ...                  "Abadi et al., CCS 2016, §3.1", atol=0.005)
 >>> ClaimsLog().check(spec, 1.2586).status
 'reproduced'
 >>> wrong = ClaimSpec("000", "t8.eps.row3", "Table 8", "epsilon of row 3", 1.5, "printed", "Table 8, row 3",
-...                   rtol=1e-3, erratum=Erratum(1.2498, "s = 1267 gives eps = 1.2498 (Thm 3.1)", rtol=1e-3))
+...                   rtol=1e-3, explanation=Erratum(1.2498, "s = 1267 gives eps = 1.2498 (Thm 3.1)", rtol=1e-3))
 >>> ClaimsLog().check(wrong, 1.2497).status
-'differs-explained'
+'erratum'
 >>> ClaimsLog().check(wrong, 1.4).status
 'differs'
 """
@@ -38,6 +44,7 @@ The status of a claim is never typed by hand; :func:`compute_status` derives it:
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import math
 import numbers
@@ -46,7 +53,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -54,6 +61,19 @@ from dpcore.paths import PROFILES, atomic_write_text
 
 __all__ = [
     "COLUMNS",
+    "EXPLAINED",
+    "FINDING_KINDS",
+    "NOT_RUN_REASONS",
+    "Explanation",
+    "Finding",
+    "Inconclusive",
+    "NotReproduced",
+    "TRAINING_NOTEBOOKS",
+    "explanation_problems",
+    "finding_problems",
+    "finding_rows",
+    "not_run_reason",
+    "verdict_line",
     "PAPERS",
     "PROFILES",
     "REASON_CHARS",
@@ -83,7 +103,23 @@ __all__ = [
 
 PAPERS = ("000", "001", "002", "003", "004", "ref")
 SOURCES = ("printed", "derived", "reference", "consistency")
-STATUSES = ("reproduced", "differs-explained", "differs", "not-run")
+#: what a row says (the guide's vocabulary): ``erratum`` -- the paper is wrong by its own formulas or settings,
+#: shown by a computation anyone reruns; ``not-reproduced`` -- an experiment none of our runs reaches at the
+#: printed privacy level; ``inconclusive`` -- the data cannot decide; ``differs`` -- not yet investigated
+#: (fails ``make figures``); ``not-run`` -- with its reason (:data:`NOT_RUN_REASONS`)
+STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
+#: the statuses an :class:`Explanation` gives a row whose value misses the printed one
+EXPLAINED = ("erratum", "not-reproduced", "inconclusive")
+#: the kinds of a :class:`Finding`
+FINDING_KINDS = ("reproduced", "erratum", "not-reproduced", "inconclusive", "not-run")
+#: why a row is ``not-run``, in a fixed vocabulary (:func:`not_run_reason` picks one from the row)
+NOT_RUN_REASONS = (
+    "needs a GPU",
+    "needs a data set we do not have",
+    "needs CPU time not yet spent",
+    "reduced at this profile",
+)
+FINDING_CHARS = 300  # the longest finding sentence (ERRATA.md keeps every line under 300 characters)
 SCALES = ("any", "full")
 COLUMNS = (
     "paper",
@@ -262,14 +298,15 @@ def parse_value(text: str, like: Value | None = None) -> Value | None:
 # specifications
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Erratum:
-    """The paper's value is wrong (or not reproducible); we expect ``expected`` instead.
+class Explanation:
+    """Why ours misses the printed value, and the value we get instead (``expected``, within ``rtol``/``atol``).
 
-    ``evidence`` names the check that shows it, in one or two sentences (e.g. "Thm 3.1 with
-    s = 1267 gives eps = 1.2498; the printed 1.5 needs s = 1500").  A claim whose value misses
-    the printed number is ``differs-explained`` only when it matches ``expected`` within
-    ``atol + rtol * |expected|``.  ``summary`` (optional, at most :data:`REASON_CHARS` characters)
-    is the one-line reason the scorecard shows; without it, the first clause of ``evidence``.
+    Use one of the three kinds, never this base: :class:`Erratum` (the paper is wrong by its own formulas or
+    settings), :class:`NotReproduced` (an experiment our runs do not reach), :class:`Inconclusive` (the data
+    cannot decide).  A row that misses the printed value gets the kind's status only while ours matches
+    ``expected``; any other value is ``differs`` (not yet investigated).  ``evidence`` says what shows it in
+    one or two sentences; ``summary`` (optional, at most :data:`REASON_CHARS` characters) is the one-line
+    reason the scorecard shows (else the first clause of ``evidence``).
     """
 
     expected: Value
@@ -278,21 +315,121 @@ class Erratum:
     atol: float = 0.0
     summary: str = ""
 
+    #: the row status this kind gives (set by each subclass)
+    status: ClassVar[str] = ""
+
     def __post_init__(self) -> None:
-        _check_value("erratum.expected", self.expected)
-        _check_text("erratum.evidence", self.evidence)
-        _check_tolerance("erratum.rtol", self.rtol)
-        _check_tolerance("erratum.atol", self.atol)
+        if type(self) is Explanation:
+            raise ValueError("use Erratum, NotReproduced or Inconclusive, not the Explanation base class")
+        _check_value("explanation.expected", self.expected)
+        _check_text("explanation.evidence", self.evidence)
+        _check_tolerance("explanation.rtol", self.rtol)
+        _check_tolerance("explanation.atol", self.atol)
         if (isinstance(self.expected, str) or _is_bool(self.expected)) and (self.rtol or self.atol):
-            raise ValueError(f"erratum.rtol/atol must be 0 for a str/bool expected value, got {self.expected!r}")
+            raise ValueError(f"explanation.rtol/atol must be 0 for a str/bool expected value, got {self.expected!r}")
         if not isinstance(self.summary, str) or len(self.summary) > REASON_CHARS or "\n" in self.summary:
             raise ValueError(
-                f"erratum.summary must be one line of at most {REASON_CHARS} characters, got {self.summary!r}"
+                f"explanation.summary must be one line of at most {REASON_CHARS} characters, got {self.summary!r}"
             )
 
     @property
     def tolerance(self) -> str:
         return _tolerance_text(self.rtol, self.atol)
+
+
+@dataclass(frozen=True)
+class Erratum(Explanation):
+    """The paper's value is wrong by the paper's own definitions: ``expected`` is what its formulas and settings
+    give, computed deterministically (no training run) by code anyone can rerun; ``by`` names that code
+    (``module:function``) where it is not the notebook's own calculator call (required for a claim whose
+    notebook trains, see :data:`TRAINING_NOTEBOOKS` in the runner's checks)."""
+
+    by: str = ""
+    status: ClassVar[str] = "erratum"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.by, str) or (self.by and not re.fullmatch(r"[\w.]+:[\w.]+", self.by)):
+            raise ValueError(f"erratum.by must be '' or 'module:function', got {self.by!r}")
+
+
+@dataclass(frozen=True)
+class NotReproduced(Explanation):
+    """An experiment whose printed value none of our runs reaches at the printed privacy level (never an erratum:
+    we do not know the paper is wrong).  ``expected`` is our value as committed (a change beyond the tolerance
+    is ``differs`` until looked at); ``readings`` the readings tried (mode, result files, value, ε),
+    ``closest`` the one that came closest, ``untested`` what stays untested (e.g. the original data files)."""
+
+    readings: tuple[str, ...] = ()
+    closest: str = ""
+    untested: str = ""
+    status: ClassVar[str] = "not-reproduced"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.readings, tuple) or not all(isinstance(r, str) and r for r in self.readings):
+            raise ValueError(f"readings must be a tuple of non-empty strings, got {self.readings!r}")
+        for name in ("closest", "untested"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class Inconclusive(Explanation):
+    """The data cannot decide the claim: runs that end near chance (``floor`` states the floor used, e.g. "below
+    twice the chance accuracy") or seeds on both sides of the answer.  ``expected`` is our value as committed."""
+
+    floor: str = ""
+    status: ClassVar[str] = "inconclusive"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.floor, str):
+            raise ValueError(f"floor must be a string, got {self.floor!r}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One root cause behind some of a paper's rows (issue 41): what a reader needs in two minutes.
+
+    ``kind`` is one of :data:`FINDING_KINDS`; ``text`` one sentence (at most :data:`FINDING_CHARS` characters);
+    ``short`` the clause the paper's one-line verdict uses (e.g. "Corollary 4.1 as printed is wrong");
+    ``conclusion`` whether it changes a conclusion of the paper (else it is cosmetic); ``keys`` glob patterns
+    over the paper's claim keys it covers; ``evidence`` where the evidence is (functions, result files).
+    A finding of kind erratum / not-reproduced / inconclusive covers exactly the claims whose explanation has
+    that kind (:func:`finding_problems`); a ``reproduced`` or ``not-run`` finding summarises rows of that status.
+    """
+
+    paper: str
+    key: str
+    kind: str
+    text: str
+    short: str
+    conclusion: bool
+    keys: tuple[str, ...]
+    evidence: str
+
+    def __post_init__(self) -> None:
+        if self.paper not in PAPERS:
+            raise ValueError(f"paper must be one of {PAPERS}, got {self.paper!r}")
+        _check_text("key", self.key)
+        if not _KEY.match(self.key):
+            raise ValueError(f"key must be letters, digits and . _ - + = only, got {self.key!r}")
+        if self.kind not in FINDING_KINDS:
+            raise ValueError(f"kind must be one of {FINDING_KINDS}, got {self.kind!r}")
+        for name, limit in (("text", FINDING_CHARS), ("short", 100), ("evidence", FINDING_CHARS)):
+            value = getattr(self, name)
+            _check_text(name, value)
+            if len(value) > limit or "\n" in value:
+                raise ValueError(f"{name} must be one line of at most {limit} characters, got {len(value)}: {value!r}")
+        if not _is_bool(self.conclusion):
+            raise ValueError(f"conclusion must be a bool, got {self.conclusion!r}")
+        if not isinstance(self.keys, tuple) or not self.keys or not all(isinstance(k, str) and k for k in self.keys):
+            raise ValueError(f"keys must be a non-empty tuple of glob patterns, got {self.keys!r}")
+
+    def covers(self, key: str) -> bool:
+        """Whether the claim ``key`` (of this finding's paper) is one of this finding's rows."""
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self.keys)
 
 
 @dataclass(frozen=True)
@@ -303,7 +440,8 @@ class ClaimSpec:
     ``derived`` (implied by the paper but not printed; ``location`` says how it follows),
     ``reference`` (another publication; ``location`` names it and the place) or ``consistency``
     (a value the setup fixes by construction, e.g. a calibration target: a check of our code, not
-    a reproduction).  ``value`` may be an :class:`Interval` for a printed range.  ``scale="full"``
+    a reproduction).  ``value`` may be an :class:`Interval` for a printed range.  ``explanation`` says why ours
+    misses it where it does (:class:`Erratum`, :class:`NotReproduced`, :class:`Inconclusive`).  ``scale="full"``
     marks a number measured by training at the paper's scale: at a reduced profile it is
     ``not-run`` (never compared with a different experiment).
     """
@@ -317,7 +455,7 @@ class ClaimSpec:
     location: str
     rtol: float = 0.0
     atol: float = 0.0
-    erratum: Erratum | None = None
+    explanation: Explanation | None = None
     scale: str = "any"
     note: str = ""
 
@@ -337,13 +475,16 @@ class ClaimSpec:
         _check_tolerance("atol", self.atol)
         if (isinstance(self.value, str) or _is_bool(self.value)) and (self.rtol or self.atol):
             raise ValueError(f"rtol/atol must be 0 for a str/bool value, got value {self.value!r}")
-        if self.erratum is not None:
-            if not isinstance(self.erratum, Erratum):
-                raise ValueError(f"erratum must be an Erratum or None, got {type(self.erratum).__name__}")
-            if values_match(self.value, self.erratum.expected, rtol=self.rtol, atol=self.atol):
+        if self.explanation is not None:
+            if not isinstance(self.explanation, Explanation):
                 raise ValueError(
-                    f"erratum.expected {self.erratum.expected!r} matches the value {self.value!r} within the "
-                    f"tolerance: that is no erratum ({self.paper}/{self.key})"
+                    "explanation must be an Erratum, NotReproduced, Inconclusive or None, "
+                    f"got {type(self.explanation).__name__}"
+                )
+            if values_match(self.value, self.explanation.expected, rtol=self.rtol, atol=self.atol):
+                raise ValueError(
+                    f"explanation.expected {self.explanation.expected!r} matches the value {self.value!r} within the "
+                    f"tolerance: ours would reproduce it ({self.paper}/{self.key})"
                 )
         if self.scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {self.scale!r}")
@@ -412,8 +553,9 @@ def specs_by_key(specs: Iterable[ClaimSpec]) -> dict[str, ClaimSpec]:
     return table
 
 
-def compute_status(spec: ClaimSpec, our_value: Any, *, reduced: bool = False) -> str:
-    """Status of ``our_value`` against ``spec`` (see the module docstring for the rules)."""
+def compute_status(spec: ClaimSpec, our_value: Any, *, reduced: bool = False, inconclusive: bool = False) -> str:
+    """Status of ``our_value`` against ``spec`` (see the module docstring for the rules); ``inconclusive``: the
+    notebook found that its data cannot decide the claim."""
     if not isinstance(spec, ClaimSpec):
         raise ValueError(f"spec must be a ClaimSpec, got {type(spec).__name__}")
     if _is_missing(our_value):
@@ -422,12 +564,166 @@ def compute_status(spec: ClaimSpec, our_value: Any, *, reduced: bool = False) ->
         raise ValueError(f"our_value must be a number, string, bool or None, got {type(our_value).__name__}")
     if spec.scale == "full" and reduced:
         return "not-run"
+    if inconclusive:
+        return "inconclusive"
     if values_match(spec.value, our_value, rtol=spec.rtol, atol=spec.atol):
         return "reproduced"
-    erratum = spec.erratum
-    if erratum is not None and values_match(erratum.expected, our_value, rtol=erratum.rtol, atol=erratum.atol):
-        return "differs-explained"
+    why = spec.explanation
+    if why is not None and values_match(why.expected, our_value, rtol=why.rtol, atol=why.atol):
+        return why.status
     return "differs"
+
+
+_DATA_SET_NEEDS = re.compile(r"needs [^;]*(data|features|ImageNet|SimCLR|SVHN|Fashion-MNIST)|download-only", re.I)
+
+
+def not_run_reason(row: Mapping, gpu_keys: Iterable[str] = ()) -> str:
+    """Why a ``not-run`` row was not run, as one of :data:`NOT_RUN_REASONS` (the row's note has the details).
+
+    A note that says the claim needs data we do not have (a download-only or unavailable data set, features
+    pretrained on other data) -> "needs a data set we do not have"; otherwise, at the quick profile (the
+    reduced one by definition) -> "reduced at this profile"; at the paper profile, a key matching one of the
+    paper's ``gpu_keys`` globs (its grids that need a GPU: ``GPU_KEYS`` in its claims module) -> "needs a GPU",
+    else "needs CPU time not yet spent".  Raises ``ValueError`` for a row that is not ``not-run``.
+    """
+    if row.get("status") != "not-run":
+        raise ValueError(f"row must be a not-run row, got status {row.get('status')!r} ({row.get('key')})")
+    if _DATA_SET_NEEDS.search(str(row.get("note", ""))):
+        return NOT_RUN_REASONS[1]
+    if row.get("profile") == "quick":
+        return NOT_RUN_REASONS[3]
+    if any(fnmatch.fnmatchcase(str(row.get("key", "")), g) for g in gpu_keys):
+        return NOT_RUN_REASONS[0]
+    return NOT_RUN_REASONS[2]
+
+
+def finding_problems(findings: Iterable[Finding], specs: Iterable[ClaimSpec],
+                     rows: Iterable[Mapping] = ()) -> list[str]:  # fmt: skip
+    """What is wrong with the findings of some papers (empty: nothing), one message each.
+
+    Each spec with an :class:`Explanation` is covered by exactly one finding of its paper, of the same kind;
+    each finding covers at least one spec of its paper; finding keys are unique per paper; a covered row of
+    ``rows`` (claims.csv rows) has the finding's status or ``not-run`` (a ``reproduced`` finding whose row now
+    differs is stale).
+    """
+    findings = list(findings)
+    specs = list(specs)
+    problems: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for f in findings:
+        if (f.paper, f.key) in seen:
+            problems.append(f"finding {f.paper}/{f.key} is defined twice")
+        seen.add((f.paper, f.key))
+        if not any(s.paper == f.paper and f.covers(s.key) for s in specs):
+            problems.append(f"finding {f.paper}/{f.key} covers no claim (keys {f.keys})")
+    table = {(s.paper, s.key): s for s in specs}
+    for spec in specs:
+        mine = [f for f in findings if f.paper == spec.paper and f.covers(spec.key)]
+        if spec.explanation is None:  # a finding's patterns may match rows of its tables that hold
+            continue
+        explained = [f for f in mine if f.kind in EXPLAINED]
+        if len(explained) != 1:
+            problems.append(
+                f"{spec.paper}/{spec.key}: a {spec.explanation.status} claim must be covered by exactly one "
+                f"finding, got {[f.key for f in explained]}"
+            )
+        elif explained[0].kind != spec.explanation.status:
+            problems.append(
+                f"{spec.paper}/{spec.key}: {spec.explanation.status} claim under the {explained[0].kind} finding "
+                f"{explained[0].key}"
+            )
+    for row in rows:
+        spec = table.get((str(row.get("paper")), str(row.get("key"))))
+        for f in findings:
+            if f.paper == row.get("paper") and f.covers(str(row.get("key"))) and f.kind != "not-run":
+                if f.kind in EXPLAINED and (spec is None or spec.explanation is None):
+                    continue  # a row of the same table that holds, or one the notebook's data decides
+                if row.get("status") not in (f.kind, "not-run"):
+                    problems.append(
+                        f"{row['paper']}/{row['key']}: status {row.get('status')} under the {f.kind} finding {f.key}"
+                    )
+    return problems
+
+
+#: the notebooks whose claims are measured by training runs: an :class:`Erratum` there must name (``by``) the
+#: deterministic computation that proves it, else the miss is a failed reproduction, not a mistake in the paper
+TRAINING_NOTEBOOKS = (
+    "000_proactive_dp/convex_training",
+    "000_proactive_dp/nonconvex_training",
+    "001_isrl_dp/mnist_logistic",
+    "001_isrl_dp/insurance_linear",
+    "001_isrl_dp/obesity_softmax",
+    "002_modelmix/training",
+    "003_shuffling_batch_clipping/training",
+    "training/engine_tour",
+)
+
+
+def explanation_problems(specs: Iterable[ClaimSpec], notebooks: Iterable[NotebookClaims]) -> list[str]:
+    """Errata whose evidence is a training run (issue 41: never call a failed reproduction an erratum): a claim
+    checked by one of :data:`TRAINING_NOTEBOOKS`, or measured at full scale (``scale="full"``), may carry an
+    :class:`Erratum` only with ``by`` naming the computation that proves it; ``by`` must import."""
+    import importlib
+
+    where = {(nb.paper, key): nb.notebook for nb in notebooks for key in nb.keys}
+    problems = []
+    for spec in specs:
+        why = spec.explanation
+        if not isinstance(why, Erratum):
+            continue
+        trained = spec.scale == "full" or where.get((spec.paper, spec.key)) in TRAINING_NOTEBOOKS
+        if trained and not why.by:
+            problems.append(
+                f"{spec.paper}/{spec.key}: an erratum on a training-measured claim must name the computation that "
+                "proves it (Erratum.by); a run that misses the printed value is NotReproduced"
+            )
+        if why.by:
+            module, _, name = why.by.partition(":")
+            try:
+                target = importlib.import_module(module)
+                for part in name.split("."):
+                    target = getattr(target, part)
+            except (ImportError, AttributeError) as exc:
+                problems.append(f"{spec.paper}/{spec.key}: Erratum.by {why.by!r} does not resolve: {exc}")
+    return problems
+
+
+def finding_rows(finding: Finding, rows: Iterable[Mapping],
+                 specs: Mapping[tuple[str, str], ClaimSpec] | None = None) -> list[Mapping]:  # fmt: skip
+    """The claims.csv rows ``finding`` covers: those its patterns match, and, for an erratum / not-reproduced /
+    inconclusive finding, only those of that status or (given ``specs``) whose explanation is of that kind."""
+    out = []
+    for r in rows:
+        if r.get("paper") != finding.paper or not finding.covers(str(r.get("key"))):
+            continue
+        if finding.kind in EXPLAINED and r.get("status") != finding.kind:
+            spec = (specs or {}).get((str(r.get("paper")), str(r.get("key"))))
+            if spec is None or spec.explanation is None or spec.explanation.status != finding.kind:
+                continue
+        out.append(r)
+    return out
+
+
+def verdict_line(paper: str, findings: Iterable[Finding], rows: Iterable[Mapping]) -> str:
+    """The paper's one-line plain verdict, generated from its findings (issue 41), e.g. "the accountant holds;
+    Corollary 4.1 as printed is wrong; Table I is not reproduced at the printed ε".
+
+    In the order the paper package lists them, each finding's ``short`` clause; a finding none of whose rows
+    ran at any profile in ``rows`` (rows of every profile) is left out, unless it is a ``not-run`` finding;
+    ``differs`` rows, if any, end the line ("n rows differ, not yet investigated").
+    """
+    rows = [r for r in rows if r.get("paper") == paper]
+    parts = []
+    for f in findings:
+        if f.paper != paper:
+            continue
+        mine = finding_rows(f, rows)
+        if f.kind == "not-run" or any(r.get("status") != "not-run" for r in mine):
+            parts.append(f.short)
+    differs = sum(r.get("status") == "differs" for r in rows)
+    if differs:
+        parts.append(f"{differs} row{'s' if differs > 1 else ''} differ, not yet investigated")
+    return "; ".join(parts) if parts else "no finding yet"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -475,33 +771,44 @@ class ClaimsLog:
         self.claims: list[Claim] = []
 
     def check(
-        self, spec: ClaimSpec, our_value: Any, *, note: str = "", reduced: bool = False, profile: str = "quick"
+        self,
+        spec: ClaimSpec,
+        our_value: Any,
+        *,
+        note: str = "",
+        reduced: bool = False,
+        profile: str = "quick",
+        inconclusive: str = "",
     ) -> Claim:
         """Compare ``our_value`` with ``spec`` and record the row; the only way to record a claim.
 
         The status comes from :func:`compute_status`.  The note gathers the specification's
-        standing note, ``note``, and, for ``differs-explained``/``differs`` with an erratum, the
-        erratum's expected value.  A full-scale claim at a reduced run is ``not-run`` and our
-        reduced-scale value goes into the note (the ``our_value`` column stays empty).  Checking
+        standing note, ``note``, and, for a row the explanation covers (or ``differs``), the
+        explanation's kind and expected value.  A full-scale claim at a reduced run is ``not-run`` and our
+        reduced-scale value goes into the note (the ``our_value`` column stays empty).  ``inconclusive``: the
+        reason the notebook's data cannot decide the claim (e.g. "every run ends below 20 %, twice chance"),
+        computed from the runs; the row is then ``inconclusive`` and the reason leads its note.  Checking
         the same key again (re-running a cell) replaces the earlier row.
         """
         if profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
         if not isinstance(note, str):
             raise ValueError(f"note must be a string, got {note!r}")
-        status = compute_status(spec, our_value, reduced=bool(reduced))
+        if not isinstance(inconclusive, str):
+            raise ValueError(f"inconclusive must be a string (the reason, or ''), got {inconclusive!r}")
+        status = compute_status(spec, our_value, reduced=bool(reduced), inconclusive=bool(inconclusive))
         ours = _plain(our_value)
         extra = ""
+        why = spec.explanation
         if status == "not-run" and ours is not None:
             extra = f"full-scale claim; at reduced scale ours = {format_value(ours)}"
             ours = None
-        elif spec.erratum is not None and status in ("differs", "differs-explained"):
-            erratum = spec.erratum
-            matched = "matches" if status == "differs-explained" else "does NOT match"
-            extra = (
-                f"erratum: ours {matched} the expected {format_value(erratum.expected)} ({erratum.tolerance}); "
-                f"{erratum.evidence}"
-            )
+        elif status == "inconclusive" and inconclusive:
+            extra = f"inconclusive: {inconclusive}"
+        elif why is not None and status in (*EXPLAINED, "differs"):
+            matched = "matches" if status in EXPLAINED else "does NOT match"
+            expected = f"{format_value(why.expected)} ({why.tolerance})"
+            extra = f"{why.status}: ours {matched} the expected {expected}; {why.evidence}"
         claim = Claim(
             paper=spec.paper,
             key=spec.key,
@@ -619,13 +926,13 @@ def _short_value(value: Any) -> str:
 def short_reason(row: Mapping, spec: ClaimSpec | None = None, *, limit: int = REASON_CHARS) -> str:
     """One line (at most ``limit`` characters) saying why a row is not ``reproduced``.
 
-    ``differs-explained``: the first clause of the erratum's evidence; ``differs``: what it
-    misses; ``not-run``: the notebook's reason (a reduced-scale run says so with our value).
+    erratum / not-reproduced / inconclusive: the explanation's summary or the first clause of its evidence;
+    ``differs``: what it misses; ``not-run``: the notebook's reason (a reduced-scale run says so with our value).
     The full note stays in ``claims.csv``.
     """
     status = row.get("status", "")
     note = str(row.get("note", "") or "")
-    erratum = spec.erratum if spec is not None else None
+    why = spec.explanation if spec is not None else None
     if status == "reproduced":
         return ""
     if status == "not-run":
@@ -637,13 +944,16 @@ def short_reason(row: Mapping, spec: ClaimSpec | None = None, *, limit: int = RE
             if (not text or text.startswith("ours")) and spec is not None and spec.note:
                 text = _first_clause(spec.note)  # the notebook's note only gives our value: the spec says why
             text = text or "not computed at this profile"
-    elif status == "differs-explained" and erratum is not None:
-        text = erratum.summary or _first_clause(erratum.evidence)
+    elif status in EXPLAINED and why is not None and why.status == status:
+        text = why.summary or _first_clause(why.evidence)
     elif status == "differs":
-        expected = "" if erratum is None else f" nor the erratum's {format_value(erratum.expected)}"
+        expected = "" if why is None else f" nor the {why.status} value {format_value(why.expected)}"
         text = f"matches neither the paper ({row.get('tolerance', '')}){expected}"
-    else:  # no specification at hand: the erratum's evidence follows the note's "erratum: ours matches ...; "
-        text = _first_clause(re.sub(r"^erratum: ours (matches|does NOT match) the expected [^;]*; ", "", note))
+    else:  # no specification at hand: the evidence follows the note's "<kind>: ours matches ...; "
+        text = _first_clause(
+            re.sub(r"^(erratum|not-reproduced|inconclusive): ours (matches|does NOT match) the expected [^;]*; ", "",
+                   re.sub(r"^inconclusive: ", "", note))
+        )
     return _shorten(text, limit)
 
 
@@ -660,14 +970,18 @@ def _counts(rows: Iterable[Mapping]) -> dict[str, int]:
 
 
 def count_phrase(counts: Mapping[str, int], *, where: str = "here", differs: str = "**{n} differ unexplained**") -> str:
-    """E.g. "12 of 15 reproduced, 2 match a pinned erratum, 1 not run here" (zero parts left out) from counts per
+    """E.g. "12 of 15 reproduced, 2 errata, 1 not reproduced, 1 not run here" (zero parts left out) from counts per
     status (and ``consistency`` / ``consistency-ok``); ``where`` and ``differs`` (with ``{n}``) word those parts."""
     claims = sum(counts[s] for s in STATUSES)
     parts = []
     if claims:
         parts.append(f"{counts['reproduced']} of {claims} reproduced")
-    if counts["differs-explained"]:
-        parts.append(f"{counts['differs-explained']} match a pinned erratum")
+    if counts["erratum"]:
+        parts.append(f"{counts['erratum']} errata" if counts["erratum"] > 1 else "1 erratum")
+    if counts["not-reproduced"]:
+        parts.append(f"{counts['not-reproduced']} not reproduced")
+    if counts["inconclusive"]:
+        parts.append(f"{counts['inconclusive']} inconclusive")
     if counts["differs"]:
         parts.append(differs.format(n=counts["differs"]))
     if counts["not-run"]:
@@ -698,15 +1012,16 @@ def scorecard_markdown(
     specs: Iterable[ClaimSpec] = (),
     notebooks: Iterable[NotebookClaims] = (),
     titles: Mapping[str, str] | None = None,
+    findings: Iterable[Finding] = (),
+    gpu_keys: Mapping[str, Iterable[str]] | None = None,
 ) -> str:
     """``SCORECARD.md`` of one profile, readable in two minutes.
 
-    First screen: one sentence per paper with its counts (``titles`` from the claims modules),
-    one line per topic (:class:`NotebookClaims`: which notebook checks what), and the counts
-    table.  Then, per paper, a table of the rows that differ from the printed value (key,
-    printed, ours, status, a one-line reason from :func:`short_reason`) and the rows not run
-    at this profile, grouped.  Consistency checks (``source = consistency``) are counted apart.
-    Raises ``ValueError`` for a status outside :data:`STATUSES`.
+    First screen: per paper, its one-line verdict (:func:`verdict_line`) and its findings (kind, whether it
+    changes a conclusion, the rows it covers), then the counts per status.  Then, per paper, the rows of each
+    finding (key, printed, ours, status), any ``differs`` row, and the rows not run at this profile grouped by
+    :func:`not_run_reason` (``gpu_keys``: per paper, its GPU grids' key globs).  Consistency checks
+    (``source = consistency``) are counted apart.  Raises ``ValueError`` for a status outside :data:`STATUSES`.
     """
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
@@ -714,35 +1029,38 @@ def scorecard_markdown(
         if row["status"] not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {row['status']!r} ({row['paper']}/{row['key']})")
     table = {(s.paper, s.key): s for s in specs}
+    findings = list(findings)
+    gpu_keys = {p: tuple(g) for p, g in (gpu_keys or {}).items()}
     titles = dict(titles or {})
     topic_of = {(nb.paper, key): (nb.topic, nb.notebook) for nb in notebooks for key in nb.keys}
     papers = sorted({r["paper"] for r in rows}, key=lambda p: PAPERS.index(p) if p in PAPERS else 99)
     total = _counts(rows)
     parts = [
-        f"# Scorecard: the papers' numbers vs dpcore (profile {profile})",
+        f"# Scorecard: the papers' claims vs dpcore (profile {profile})",
         "",
-        f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}.",
-        "“Match a pinned erratum”: ours differs from the printed number and equals the corrected value of `ERRATA.md`.",
-        "“Not run here”: not computed at this profile (the reason is below). Consistency checks hold a value fixed "
-        "by construction.",
-        "Generated by `make figures` from `claims.csv` beside this file (full notes there).",
+        "Each paper: its verdict in one line, then its findings (one root cause each: *erratum* = the paper is "
+        "wrong by its own formulas, rerun by a computation; *not reproduced* = our runs do not reach the printed "
+        "value at the printed ε; *inconclusive* = the data cannot decide). Details per finding: `ERRATA.md`.",
         "",
     ]
     by_paper = {p: [r for r in rows if r["paper"] == p] for p in papers}
     for paper in papers:
         mine = by_paper[paper]
         title = titles.get(paper, "")
-        name = f"**Paper {paper}**" if paper != "ref" else "**Reference publications**"
+        name = f"**{paper}**" if paper != "ref" else "**Reference publications**"
         named = f"{name} ({title})" if title and paper != "ref" else name
-        parts.append(f"- {named}: {count_phrase(_counts(mine))}.")
-        topics: dict[tuple[str, str], list[dict]] = {t: [] for (p, _), t in topic_of.items() if p == paper}
-        for row in mine:
-            topics.setdefault(topic_of.get((paper, row["key"]), ("other claims", "")), []).append(row)
-        topics = {t: group for t, group in topics.items() if group}
-        if len(topics) > 1:
-            for (topic, _), group in topics.items():
-                parts.append(f"  - {topic}: {count_phrase(_counts(group))}.")
+        parts.append(f"- {named}: {verdict_line(paper, findings, mine)}.")
+        for f in (f for f in findings if f.paper == paper):
+            covered = finding_rows(f, mine, table)
+            ran = [r for r in covered if r["status"] != "not-run"]
+            if not ran and f.kind != "not-run":
+                continue
+            weight = "changes a conclusion" if f.conclusion else "cosmetic"
+            parts.append(f"  - *{f.kind.replace('-', ' ')}* ({weight}; {len(ran)} rows): {f.text}")
     parts += [
+        "",
+        f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}. "
+        "Generated by `make figures` from `claims.csv` beside this file (full notes there).",
         "",
         "| paper | " + " | ".join(STATUSES) + " | consistency checks | total |",
         "|" + "---|" * (len(STATUSES) + 3),
@@ -756,8 +1074,17 @@ def scorecard_markdown(
             + f" | {c['consistency-ok']}/{c['consistency']} | {n} |"
         )
     for paper in papers:
-        parts += _paper_section(paper, by_paper[paper], table, titles.get(paper, ""), topic_of)
+        parts += _paper_section(paper, by_paper[paper], table, titles.get(paper, ""), topic_of,
+                                [f for f in findings if f.paper == paper], gpu_keys.get(paper, ()))  # fmt: skip
     return "\n".join(parts) + "\n"
+
+
+def _row_line(row: Mapping, reason: str = "") -> str:
+    status = "**differs**" if row["status"] == "differs" else row["status"]
+    cells = [row["key"], _short_value(row["paper_value"]), _short_value(row["our_value"]), status]
+    if reason:
+        cells.append(reason)
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
 def _paper_section(
@@ -766,45 +1093,34 @@ def _paper_section(
     table: Mapping[tuple[str, str], ClaimSpec],
     title: str,
     topic_of: Mapping[tuple[str, str], tuple[str, str]],
+    findings: list[Finding],
+    gpu_keys: tuple[str, ...],
 ) -> list[str]:
     heading = "Reference publications" if paper == "ref" else f"Paper {paper}" + (f": {title}" if title else "")
-    differ = [r for r in rows if r["status"] in ("differs", "differs-explained")]
-    not_run = [r for r in rows if r["status"] == "not-run"]
-    lines = ["", f"## {heading}", ""]
-    if not differ and not not_run:
-        return [*lines, f"All {len(rows)} rows reproduced."]
-    if differ:
-        lines += [
-            f"Differ from the printed value ({len(differ)}):",
-            "",
-            "| key | printed | ours | status | reason |",
-            "|---|---|---|---|---|",
-        ]
-        reasons = [short_reason(r, table.get((r["paper"], r["key"]))) for r in differ]
-        first = {}
-        for i, reason in enumerate(reasons):
-            first.setdefault(reason, i)
-        # rows that share a reason sit together (in the order of its first row), so it is written once
-        order = sorted(range(len(differ)), key=lambda i: (first[reasons[i]], i))
-        previous = ""
-        for i in order:
-            r, reason = differ[i], reasons[i]
-            shown, previous = ("as above" if reason == previous else reason), reason
-            status = {"differs-explained": "erratum", "differs": "**differs**"}.get(r["status"], r["status"])
-            cells = [r["key"], _short_value(r["paper_value"]), _short_value(r["our_value"]), status, shown]
-            lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    lines = ["", f"## {heading}", "", f"{count_phrase(_counts(rows))}.", ""]
+    shown: set[str] = set()
+    for f in findings:
+        if f.kind not in EXPLAINED:
+            continue
+        covered = [r for r in finding_rows(f, rows, table) if r["status"] != "not-run"]
+        if not covered:
+            continue
+        lines += [f"**{f.kind.replace('-', ' ')}**: {f.text}", "", "| key | printed | ours | status |",
+                  "|---|---|---|---|", *(_row_line(r) for r in covered), ""]  # fmt: skip
+        shown.update(r["key"] for r in covered)
+    rest = [r for r in rows if r["status"] not in ("reproduced", "not-run") and r["key"] not in shown]
+    if rest:
+        lines += [f"Not under a finding ({len(rest)}):", "", "| key | printed | ours | status | reason |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        lines += [_row_line(r, short_reason(r, table.get((r["paper"], r["key"])))) for r in rest]
         lines.append("")
+    not_run = [r for r in rows if r["status"] == "not-run"]
     if not_run:
-        lines += [f"Not run at this profile ({len(not_run)}), by topic and reason:", ""]
-        groups: dict[tuple[str, str], list[tuple[str, dict]]] = {}
+        lines += [f"Not run at this profile ({len(not_run)}), by reason and topic:", ""]
+        groups: dict[tuple[str, str], list[dict]] = {}
         for r in not_run:
             topic = topic_of.get((r["paper"], r["key"]), ("other claims", ""))[0]
-            reason = short_reason(r, table.get((r["paper"], r["key"])), limit=90)
-            reason = re.sub(r"\(ours there: [^)]*\)", "(ours in claims.csv)", reason)
-            masked = re.sub(r"\d+(\.\d+)?", "#", reason)  # one line for the reasons that differ only in numbers
-            groups.setdefault((topic, masked), []).append((reason, r))
-        for (topic, _), group in groups.items():
-            keys = [r["key"] for _, r in group]
-            reason = group[0][0] if len({text for text, _ in group}) == 1 else f"e.g. {group[0][0]}"
-            lines.append(f"- {topic}: {len(group)} — {reason}: {_key_groups(keys)}")
+            groups.setdefault((not_run_reason(r, gpu_keys), topic), []).append(r)
+        for (reason, topic), group in sorted(groups.items(), key=lambda kv: NOT_RUN_REASONS.index(kv[0][0])):
+            lines.append(f"- {reason} ({topic}): {len(group)} — {_key_groups([r['key'] for r in group])}")
     return lines

@@ -480,10 +480,12 @@ class Report:
             tmp.write_text(table_csv(data), encoding="utf-8")
         return target
 
-    def check(self, spec: ClaimSpec, our_value: Any, *, note: str = "") -> Claim:
+    def check(self, spec: ClaimSpec, our_value: Any, *, note: str = "", inconclusive: str = "") -> Claim:
         """Check ``our_value`` against ``spec`` at this report's profile and scale (see
-        :meth:`dpcore.claims.ClaimsLog.check`); returns the recorded row."""
-        return self.claims.check(spec, our_value, note=note, reduced=self.reduced, profile=self.profile)
+        :meth:`dpcore.claims.ClaimsLog.check`; ``inconclusive``: why the data cannot decide it, computed from the
+        runs); returns the recorded row."""
+        return self.claims.check(spec, our_value, note=note, reduced=self.reduced, profile=self.profile,
+                                 inconclusive=inconclusive)  # fmt: skip
 
     def save_claims(self) -> Path:
         """Write ``<notebook>.claims.csv`` next to the figures."""

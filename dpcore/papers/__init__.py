@@ -18,9 +18,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from dpcore.claims import ClaimSpec, NotebookClaims
+from dpcore.claims import ClaimSpec, Finding, NotebookClaims
 
-__all__ = ["all_specs", "claims_modules", "notebook_claims", "titles"]
+__all__ = ["all_specs", "claims_modules", "findings", "gpu_keys", "notebook_claims", "titles"]
 
 
 def claims_modules() -> list[str]:
@@ -102,3 +102,35 @@ def titles() -> dict[str, str]:
         for paper in sorted(papers):
             found.setdefault(paper, title)
     return found
+
+
+def findings() -> tuple[Finding, ...]:
+    """The ``FINDINGS`` of every ``claims.py`` (a tuple of :class:`~dpcore.claims.Finding`, in each paper's order:
+    the order of its verdict line; a module without ``FINDINGS`` has none).  Raises ``ValueError`` when
+    ``FINDINGS`` holds something else or a finding names another paper than the module's specs."""
+    found: list[Finding] = []
+    for name in claims_modules():
+        module = importlib.import_module(name)
+        items = getattr(module, "FINDINGS", ())
+        if not isinstance(items, tuple) or not all(isinstance(f, Finding) for f in items):
+            raise ValueError(f"{name}.FINDINGS must be a tuple of Finding")
+        papers = {s.paper for s in module.SPECS}
+        for f in items:
+            if f.paper not in papers:
+                raise ValueError(f"{name}: finding {f.key} names paper {f.paper}, not one of {sorted(papers)}")
+        found.extend(items)
+    return tuple(found)
+
+
+def gpu_keys() -> dict[str, tuple[str, ...]]:
+    """``{paper: GPU_KEYS}``: per paper, glob patterns of the claim keys whose runs need a GPU (the paper profile's
+    reason for not running them, :func:`dpcore.claims.not_run_reason`)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for name in claims_modules():
+        module = importlib.import_module(name)
+        keys = getattr(module, "GPU_KEYS", ())
+        if not isinstance(keys, tuple) or not all(isinstance(k, str) and k for k in keys):
+            raise ValueError(f"{name}.GPU_KEYS must be a tuple of glob patterns")
+        for paper in {s.paper for s in module.SPECS}:
+            out[paper] = out.get(paper, ()) + keys
+    return out

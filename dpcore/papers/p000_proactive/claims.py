@@ -10,7 +10,7 @@ that shows it.
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, Interval, NotebookClaims, specs_by_key
+from dpcore.claims import ClaimSpec, Erratum, Finding, Interval, NotebookClaims, NotReproduced, specs_by_key
 
 __all__ = [
     "SPECS", "CLAIMS", "TABLE_SPECS", "TABLE_CLAIMS", "CONVEX_SPECS", "CONVEX_CLAIMS", "NONCONVEX_SPECS",
@@ -82,7 +82,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
             "0.88·θ = 2.4·θ/e' (also Sec. 3.1 and the paragraph's conclusion)"
         ),
         atol=0.005,
-        erratum=Erratum(
+        explanation=Erratum(
             6.7957,
             (
                 "2.4θ/e ≤ 6 holds iff θ ≤ 6e/2.4 = 6.7957; at θ = 6.85, 2.4θ/e = 6.048 > 6, so for θ in (6.796, 6.85]"
@@ -100,7 +100,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Sec. 3.3, first bullet of the implementation flow: 'we compute γ (which is generally close to 2)'",
         rtol=0.1,
-        erratum=Erratum(
+        explanation=Erratum(
             3.12524,
             (
                 "γ* = 3.1252 at Table 9's operating point (σ = 19.29962, ε by eq. (6)), and the one update F(2) the "
@@ -119,7 +119,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Sec. 3.3, first bullet of the implementation flow: 'we compute γ (which is generally close to 2)'",
         rtol=0.1,
-        erratum=Erratum(
+        explanation=Erratum(
             3.66788,
             (
                 "γ* = 3.6679 at Table 10's operating point (σ = 12.10881, ε by eq. (6)), and the one update F(2) the "
@@ -138,7 +138,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Sec. 3.3, first bullet of the implementation flow: 'we compute γ (which is generally close to 2)'",
         rtol=0.1,
-        erratum=Erratum(
+        explanation=Erratum(
             4.62462,
             (
                 "γ* = 4.6246 at Table 11's operating point (σ = 6.572, ε by eq. (6)), and the one update F(2) the "
@@ -245,7 +245,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (0.1, 0.0001), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.107876,
             (
                 "The paper-mode E.1 step at the printed s = 55 gives ε₁ = 0.10788, 8 % above the row's label 0.1 (its"
@@ -263,7 +263,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (0.1, 0.0001), column sample size s",
         atol=1,
-        erratum=Erratum(
+        explanation=Erratum(
             51,
             (
                 "At the printed s = 55 the paper-mode E.1 step gives ε₁ = 0.10788 > 0.1; the largest s with ε₁ ≤ 0.1 "
@@ -280,7 +280,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (0.1, 0.0001), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.109155,
             (
                 "Eq. (6) at the printed σ = 13.06742 gives ε = 0.10915, not 0.1: the tables take σ = sqrt(2 "
@@ -330,7 +330,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (0.25, 0.0001), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.25651,
             (
                 "Eq. (6) at the printed σ = 8.59143 gives ε = 0.25651, not 0.25: the tables take σ = sqrt(2 "
@@ -380,7 +380,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (0.5, 0.0001), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.530739,
             (
                 "Eq. (6) at the printed σ = 6.05868 gives ε = 0.53074, not 0.5: the tables take σ = sqrt(2 "
@@ -420,7 +420,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (1, 0.0001), column sample size s",
         atol=1,
-        erratum=Erratum(
+        explanation=Erratum(
             263,
             (
                 "At the printed s = 265 the paper-mode E.1 step gives ε₁ = 1.0090 > 1; the largest s with ε₁ ≤ 1 is "
@@ -437,7 +437,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (1, 0.0001), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             1.13315,
             (
                 "Eq. (6) at the printed σ = 4.27273 gives ε = 1.13315, not 1: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -487,7 +487,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 6, row (2, 0.0001), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             2.56002,
             (
                 "Eq. (6) at the printed σ = 3.03241 gives ε = 2.56002, not 2: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -537,7 +537,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (0.15007, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.152148,
             (
                 "Eq. (6) at the printed σ = 12.10881 gives ε = 0.15215, not 0.15007: the tables take σ = sqrt(2 "
@@ -587,7 +587,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (0.2, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.203884,
             (
                 "Eq. (6) at the printed σ = 10.48452 gives ε = 0.20388, not 0.2: the tables take σ = sqrt(2 "
@@ -637,7 +637,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (0.25, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.256256,
             (
                 "Eq. (6) at the printed σ = 9.37379 gives ε = 0.25626, not 0.25: the tables take σ = sqrt(2 "
@@ -687,7 +687,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (0.5, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.524249,
             (
                 "Eq. (6) at the printed σ = 6.6312 gives ε = 0.52425, not 0.5: the tables take σ = sqrt(2 ln(1/δ)/ε),"
@@ -737,7 +737,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (0.75, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.804125,
             (
                 "Eq. (6) at the printed σ = 5.41887 gives ε = 0.80413, not 0.75: the tables take σ = sqrt(2 "
@@ -787,7 +787,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (1, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             1.09917,
             (
                 "Eq. (6) at the printed σ = 4.69244 gives ε = 1.09917, not 1: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -837,7 +837,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 7, row (2, 1.667·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             2.44517,
             (
                 "Eq. (6) at the printed σ = 3.31648 gives ε = 2.44517, not 2: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -887,7 +887,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (0.25, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.256211,
             (
                 "Eq. (6) at the printed σ = 9.29838 gives ε = 0.25621, not 0.25: the tables take σ = sqrt(2 "
@@ -937,7 +937,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (0.5, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.525358,
             (
                 "Eq. (6) at the printed σ = 6.57192 gives ε = 0.52536, not 0.5: the tables take σ = sqrt(2 "
@@ -987,7 +987,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (0.75, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.806539,
             (
                 "Eq. (6) at the printed σ = 5.36937 gives ε = 0.80654, not 0.75: the tables take σ = sqrt(2 "
@@ -1037,7 +1037,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (1, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             1.10272,
             (
                 "Eq. (6) at the printed σ = 4.65014 gives ε = 1.10272, not 1: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -1067,7 +1067,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (1.5, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             1.24976,
             (
                 "The printed s = 1267 and σ = 4.16111 (reproduced) belong to ε₁ = 1.24976 by the paper's own E.1 "
@@ -1085,7 +1085,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (1.5, 2.0·10⁻⁵), column sample size s",
         atol=1,
-        erratum=Erratum(
+        explanation=Erratum(
             1419,
             (
                 "For the target 1.5 the paper-mode E.1 search gives s = 1419; the printed s = 1267 is the ε ≈ 1.25 "
@@ -1102,7 +1102,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (1.5, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             1.41298,
             (
                 "Eq. (6) at the printed σ = 4.16111 gives ε = 1.41298, not 1.5: the tables take σ = sqrt(2 "
@@ -1152,7 +1152,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (2, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             2.45542,
             (
                 "Eq. (6) at the printed σ = 3.28831 gives ε = 2.45542, not 2: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -1171,7 +1171,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (3, 2.0·10⁻⁵), column σ",
         atol=1e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             2.85105,
             (
                 "One paper-mode E.1 step at s = 1994 gives σ = 2.85105; iterating the step (results.e1_paper_iterates) "
@@ -1191,7 +1191,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (3, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             2.6622,
             (
                 "The paper-mode E.1 step at the printed s = 1994 gives ε₁ = 2.6622, not 3 (and σ = 2.85105, not the "
@@ -1209,7 +1209,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (3, 2.0·10⁻⁵), column sample size s",
         atol=1,
-        erratum=Erratum(
+        explanation=Erratum(
             2132,
             (
                 "For the target 3.0 the paper-mode E.1 search gives s = 2132; the printed s = 1994 has ε₁ = 2.6622 "
@@ -1226,7 +1226,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 8, row (3, 2.0·10⁻⁵), column privacy budget (ε, δ)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             4.16382,
             (
                 "Eq. (6) at the printed σ = 2.68273 gives ε = 4.16382, not 3: the tables take σ = sqrt(2 ln(1/δ)/ε), "
@@ -1293,7 +1293,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 9, column T_min_asym (θ²k²/(2ε)), row ε_f-DP",
         atol=5e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             0.0356035,
             (
                 "The printed 0.0533 is the same CLT accountant at T = k²/(4ε) = 125.7 rounds, i.e. at twice the "
@@ -1311,7 +1311,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 9, column T_min_asym (θ²k²/(2ε)), row multiplication factor",
         atol=5e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             1.39654,
             (
                 "With ε_f-DP at the stated batch 198 (0.0356) the factor is 1.3965; the printed 0.9328 divides by the"
@@ -1328,7 +1328,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         True,
         "printed",
         "App. D.4, paragraph before Table 9: 'we conclude that ε_target for T_min_asymp cannot be achieved'",
-        erratum=Erratum(
+        explanation=Erratum(
             False,
             (
                 "At the stated s_max_asym = 198 the paper's own CLT accountant gives ε = 0.0356 < ε_target = 0.0497 "
@@ -1394,7 +1394,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 10, column T_min_asym (θ²k²/(2ε)), row ε_f-DP",
         atol=5e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             0.143308,
             (
                 "The printed 0.2097 is the same CLT accountant at T = k²/(4ε) = 59.153 rounds, i.e. at twice the "
@@ -1412,7 +1412,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 10, column T_min_asym (θ²k²/(2ε)), row multiplication factor",
         atol=5e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             1.06169,
             (
                 "With ε_f-DP at the stated batch 3042 (0.1433) the factor is 1.0617; the printed 0.7257 divides by "
@@ -1429,7 +1429,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         True,
         "printed",
         "App. D.4, paragraph before Table 9: 'we conclude that ε_target for T_min_asymp cannot be achieved'",
-        erratum=Erratum(
+        explanation=Erratum(
             False,
             (
                 "At the stated s_max_asym = 3042 the paper's own CLT accountant gives ε = 0.1433 < ε_target = 0.1521 "
@@ -1495,7 +1495,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 11, column T_min_asym (θ²k²/(2ε)), row ε_f-DP",
         atol=5e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             0.562575,
             (
                 "The printed 0.8239 is the same CLT accountant at T = k²/(4ε) = 23.318 rounds, i.e. at twice the "
@@ -1513,7 +1513,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
         "printed",
         "Table 11, column T_min_asym (θ²k²/(2ε)), row multiplication factor",
         atol=5e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             0.933822,
             (
                 "With ε_f-DP at the stated batch 7504 (0.5626) the factor is 0.9338; the printed 0.6376 divides by "
@@ -1543,7 +1543,7 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
             "until we reach a maximum'; derived: checked on the App. E example (results.SCHEDULE_EXAMPLE: N = 10⁴, "
             "ε_target = 2, K_j = 5·10⁴, σ_j = 15, 10, 6 after phase 0)"
         ),
-        erratum=Erratum(
+        explanation=Erratum(
             False,
             (
                 "In phase 2 of the example (σ_2 = 10 after s_0 = 20, s_1 = 60), s_2 = 1 gives θ = 21.3 and ε = 118 > "
@@ -1651,7 +1651,7 @@ NONCONVEX_SPECS: tuple[ClaimSpec, ...] = (
     ClaimSpec("000", "nonconvex.mnist.eps0.15.accuracy_pct", "Fig. 3c / Fig. 13",
               "MNIST LeNet test accuracy (%) at ε = 0.15 (Table 7 row 1: σ = 12.10881, s = 370), final evaluation",
               93, "printed", f"{_S43}: 'For ε = 0.15, our framework can achieve a test accuracy of about 93%'",
-              atol=2.0, scale="full", erratum=Erratum(74.28, _EPS015, atol=2.0)),
+              atol=2.0, scale="full", explanation=NotReproduced(74.28, _EPS015, atol=2.0)),
     ClaimSpec("000", "nonconvex.mnist.nonprivate.accuracy_pct", "Fig. 3c / Fig. 13",
               "MNIST LeNet test accuracy (%) without differential privacy (ours: clipped, σ = 0), final evaluation",
               98, "printed", f"{_S43}: '... compared to 98% without differential privacy'", atol=1.0, scale="full"),
@@ -1663,7 +1663,8 @@ NONCONVEX_SPECS: tuple[ClaimSpec, ...] = (
               "MNIST: s = 370 stays within 10 percentage points of the non-private accuracy (final evaluation)",
               True, "printed", f"{_D3}: 'when we use the constant sample size s = 370 ... while keeping the test "
               "accuracy loss within 10%'", scale="full",
-              erratum=Erratum(False, "s = 370 (ε = 0.15) ends 22.8 points below the non-private run under Algorithm 4 "
+              explanation=NotReproduced(False, "s = 370 (ε = 0.15) ends 22.8 points below the non-private run under "
+                              "Algorithm 4 "
                               "as "
                               f"printed (74.28 % vs 97.09 %: {_RUNS_000}3fb5761f5baa9ce0.json, "
                               f"{_RUNS_000}b6cefe115e22bc9f.json) and 0.4 points above a non-private run that itself "
@@ -1682,7 +1683,8 @@ NONCONVEX_SPECS: tuple[ClaimSpec, ...] = (
               True, "printed", f"{_D2}: 'To keep the test accuracy loss less or equal to 10% (of the final test "
               "accuracy of the original model w*), we choose C = 0.025 and noise level σ ≤ 12 for MNIST'",
               scale="full",
-              erratum=Erratum(False, "w* + N(0, C²σ² I) as printed keeps only 9.6 % of w*'s accuracy at σ = 12 and "
+              explanation=NotReproduced(False, "w* + N(0, C²σ² I) as printed keeps only 9.6 % of w*'s accuracy at "
+                              "σ = 12 and "
                               "85 % already at σ = 2 (w* = the non-private run at C = 0.025, 97.09 %, 20 seeded draws "
                               f"per σ: {_RUNS_000}b6cefe115e22bc9f.json): per coordinate N(0, 0.3²) swamps LeNet-5's "
                               "weights. The noise the last round of the 5 clients really adds is η̄_T·√5·Cσ ≈ 0.032·Cσ "
@@ -1721,4 +1723,62 @@ NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("000_proactive_dp/convex_training", "convex training, Figs. 1, 2, 4, 5, 7, 8", CONVEX_SPECS),
     NotebookClaims.of("000_proactive_dp/nonconvex_training", "MNIST/CIFAR-10 training, Figs. 3, 6, 9-14",
                       NONCONVEX_SPECS),
+)
+
+
+# ---------------------------------------------------------------------------------------------- findings (issue 41)
+#: the claims whose runs need a GPU (AlexNet on CIFAR-10): why the paper profile has not run them
+GPU_KEYS: tuple[str, ...] = ("nonconvex.cifar10.*",)
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("000", "tables3_5", "reproduced", "Tables 3–5's σ and ε follow from Theorem 3.1 / eq. (6) as printed.",
+            "Tables 3–5 reproduced", False, ("table3.*", "table4.*", "table5.*"),
+            "dpcore.papers.p000_proactive.tables (calculators), notebook proactive_dp_tables"),
+    Finding("000", "eq6_drops_eps", "erratum",
+            "Tables 6–8 take σ = sqrt(2 ln(1/δ)/ε), dropping the '+ε' of eq. (6): at each printed σ, eq. (6) gives an "
+            "ε 1–39 % above the row's label.",
+            "Tables 6–8's σ drop eq. (6)'s +ε (ε up to 39 % above the label)", True, ("table*.epsilon_eq6",),
+            "eq. (6) at the printed σ: dpcore.papers.p000_proactive.tables; notebook proactive_dp_tables"),
+    Finding("000", "e1_step_rows", "erratum",
+            "Some rows of Tables 6 and 8 do not follow from the paper's own E.1 step: the row labelled ε = 1.5 is the "
+            "ε ≈ 1.25 row, ε = 3's s and σ match no E.1 step, and two printed s exceed the largest admissible s.",
+            "some Table 6/8 rows do not follow from the E.1 step", False,
+            ("table6.eps0.1.s", "table6.eps1.s", "table*.epsilon_implied", "table8.eps1.5.s", "table8.eps3.s",
+             "table8.eps3.sigma"),
+            "the paper-mode E.1 search and step (dpcore.papers.p000_proactive.results)"),
+    Finding("000", "gamma_update", "erratum",
+            "§3.3's γ: the calculators apply one update F(2), which overshoots the fixed point γ* = 3.1–4.6 of "
+            "Tables 9–11's operating points.", "§3.3's γ update overshoots its fixed point", False,
+            ("sec3.3.gamma.*",), "fixed-point iteration of F (dpcore.papers.p000_proactive.results)"),
+    Finding("000", "tmin_asym_batch", "erratum",
+            "Tables 9–11's f-DP ε of T_min_asym is the CLT accountant at twice the stated batch; at the stated batch "
+            "the ε, the tightness factors and two of the three targets change.",
+            "Tables 9–11's T_min_asym ε use twice the stated batch", True,
+            ("table9.*.T_min_asym", "table10.*.T_min_asym", "table11.*.T_min_asym", "appD4.target_missed.*"),
+            "the GDP CLT accountant at T = k²/(2ε) vs k²/(4ε) (notebook proactive_dp_tables)"),
+    Finding("000", "appendix_slips", "erratum",
+            "Two slips in the appendices: App. B.4's θ range ends at 6e/2.4 = 6.796, not 6.85, and App. E.1's restart "
+            "example rejects s_2 = 1 at once instead of finding the maximum.", "two appendix slips (B.4, E.1)",
+            False, ("appB4.theta_max", "appE1.restart_s1_finds_max"), "notebook proactive_dp_tables"),
+    Finding("000", "mnist_eps015", "not-reproduced",
+            "MNIST at ε = 0.15 (Fig. 3c / 13): ours ends at 74.28 % under Algorithm 4 as printed and 20.93 % under "
+            "§2's "
+            "η̄·U/s reading, against the printed 93 %; untested: the authors' code, which is not public.",
+            "MNIST's 93 % at ε = 0.15 not reproduced (74.28 %)", True,
+            ("nonconvex.mnist.eps0.15.accuracy_pct", "nonconvex.mnist.s370_within_10pct"),
+            "results/paper/000_mnist/: 3fb5761f5baa9ce0.json, f722f6cdf92da1b6.json, b6cefe115e22bc9f.json"),
+    Finding("000", "utility_graph", "not-reproduced",
+            "The utility graph's rule (w* + N(0, C²σ²I) keeps ≥ 90 % of w*'s accuracy for σ ≤ 12 at C = 0.025) is not "
+            "reproduced: it keeps 9.6 % at σ = 12 and 85 % already at σ = 2.",
+            "the utility graph's σ ≤ 12 rule not reproduced", False, ("nonconvex.mnist.utility.drop_le_10pct",),
+            "results/paper/000_mnist/b6cefe115e22bc9f.json (w*), 20 seeded draws per σ (nonconvex_report)"),
+    Finding("000", "s_sweep_at_chance", "inconclusive",
+            "Fig. 9's orderings over s (s = 10 worst, larger s better) cannot be decided: every run of the s sweep "
+            "ends below 20 % (twice chance) under Algorithm 4 as printed.",
+            "Fig. 9's s orderings inconclusive (runs at chance)",
+            True, ("nonconvex.mnist.s10_worst", "nonconvex.mnist.larger_s_better"),
+            "the s sweep under results/paper/000_mnist/ (nonconvex_report.undecided)"),
+    Finding("000", "cifar10_gpu", "not-run", "Figs. 10 and 14 (AlexNet on CIFAR-10) are not run: they need a GPU.",
+            "CIFAR-10 (Figs. 10, 14) not run (GPU)", False, ("nonconvex.cifar10.*",),
+            "dry run: python -m dpcore experiment run 000_cifar10 --profile paper --dry-run"),
 )

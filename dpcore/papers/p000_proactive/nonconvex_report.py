@@ -511,6 +511,44 @@ def claim_values(dataset: str, runs: pd.DataFrame, util: pd.DataFrame) -> dict[s
     return {key: (value, f"{note}; {tag}" if note else tag) for key, (value, note) in out.items()}
 
 
+#: a comparison of runs is undecidable when every run it compares ends below this multiple of chance (10 classes)
+CHANCE_FLOOR = 2.0
+_CHANCE = 10.0  # percent: MNIST and CIFAR-10 have 10 balanced classes
+
+
+def undecided(dataset: str, runs: pd.DataFrame) -> dict[str, str]:
+    """``{claim key: reason}`` for the orderings of :func:`claim_values` the runs cannot decide (issue 41): every
+    run a comparison orders ends below :data:`CHANCE_FLOOR` × chance (20 %), so which one is "better" is noise.
+
+    Covers ``larger_s_better`` and ``s10_worst`` (the s sweep) and ``larger_eps_better`` (the ε sweep); a key
+    is absent when its runs are missing (the claim is then not run) or when some run is above the floor.
+    """
+    _check_dataset(dataset)
+    floor = CHANCE_FLOOR * _CHANCE
+    base = f"nonconvex.{dataset}"
+    out: dict[str, str] = {}
+
+    def below(rows: pd.DataFrame) -> str:
+        done = rows[rows["status"] == "done"]
+        if done.empty or len(done) < len(rows):
+            return ""
+        accs = 100 * done["final_accuracy"].astype(float)
+        if float(accs.max()) >= floor:
+            return ""
+        return (f"all {len(done)} compared runs end below {floor:g} % ({CHANCE_FLOOR:g}x chance): "
+                f"{float(accs.min()):.2f}-{float(accs.max()):.2f} %")  # fmt: skip
+
+    s_reason = below(runs[runs["kind"] == "s"])
+    if s_reason:
+        out[f"{base}.larger_s_better"] = s_reason
+        if dataset == "mnist":
+            out[f"{base}.s10_worst"] = s_reason
+    e_reason = below(runs[runs["eps_label"].notna()])
+    if e_reason:
+        out[f"{base}.larger_eps_better"] = e_reason
+    return out
+
+
 def paper_s_values(dataset: str) -> tuple[int, ...]:
     """The s values of Table 4 / 5 (for notes)."""
     return tables.TABLE_3_5["Table 4" if _check_dataset(dataset) == "mnist" else "Table 5"][4]

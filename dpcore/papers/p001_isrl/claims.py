@@ -18,7 +18,16 @@ Three groups, one per kind of notebook:
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, Interval, NotebookClaims, specs_by_key
+from dpcore.claims import (
+    ClaimSpec,
+    Erratum,
+    Finding,
+    Inconclusive,
+    Interval,
+    NotebookClaims,
+    NotReproduced,
+    specs_by_key,
+)
 
 __all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE", "ACCOUNTING_SPECS", "RATES_SPECS", "MNIST_SPECS", "INSURANCE_SPECS",
            "OBESITY_SPECS"]
@@ -35,7 +44,7 @@ _SIZES = (
               "printed", "App. I.1, 'There are n_i = n = 8673 training and 2168 test examples per silo'"),
     ClaimSpec(_P, "app_i1.n_test.full", "App. I.1", "MNIST test examples per silo (all of MNIST)", 2168, "printed",
               "App. I.1, 'There are n_i = n = 8673 training and 2168 test examples per silo'",
-              erratum=Erratum(2169, "A silo draws 2 × 5421 = 10842 images (smallest digit count 5421 of the MNIST "
+              explanation=Erratum(2169, "A silo draws 2 × 5421 = 10842 images (smallest digit count 5421 of the MNIST "
                                     "training split) and splits them 80/20 with scikit-learn's rule, leaving "
                                     "⌈0.2 · 10842⌉ = 2169 test images, as 10842 − 8673 = 2169 also says.",
                               summary="80/20 split of 2 × 5421 images leaves ⌈0.2 · 10842⌉ = 2169 test images")),
@@ -103,7 +112,7 @@ def _calibration(setting: str, algorithm: str, eps: float) -> ClaimSpec:
     return ClaimSpec(_P, key, artifact,
                      f"ε delivered by {name}'s App. I noise for the claimed ε = {eps:g} (tight, replace-one)", eps,
                      "derived", location, rtol=1e-3,
-                     erratum=Erratum(tight, evidence, rtol=1e-3, summary=summary), note=_SIZE_TEXT[setting])
+                     explanation=Erratum(tight, evidence, rtol=1e-3, summary=summary), note=_SIZE_TEXT[setting])
 
 
 _CALIBRATION = tuple(
@@ -138,7 +147,7 @@ def _fig4(m: int) -> tuple[ClaimSpec, ...]:
                   f"{_FIG4_TEXT}; check: mean over trials of the selected runs, at every tested ε", scale="full",
                   note="an ordering of two noisy curves whose noise σ ∝ 1/n: at a reduced silo size (quick: n = 208, "
                        "6x the paper's noise-to-signal) the two ISRL-DP curves lie within each other's error bars",
-                  erratum=None if m != 12 else Erratum(
+                  explanation=None if m != 12 else Inconclusive(
                       False, _FIG4_M12_EVIDENCE,
                       summary="within trial noise at ε = 1.5 and 3 (0.7 and 0.4 paired SE); clear at the other ε")),
     )
@@ -221,12 +230,12 @@ def _insurance_panel(num_silos: int, m: int, figure: str) -> tuple[ClaimSpec, ..
         ClaimSpec(_P, f"app_i2.{tag}.naive_gain.eps=1", art,
                   "1 − relative test RMSE of ISRL-DP MB-SGD at ε = 1 (gain over the naive predictor)",
                   Interval(0.3, 0.4), "printed", _NAIVE_TEXT + " (the printed range, compared as a range)",
-                  scale="full", erratum=None if (num_silos, m) not in _NAIVE_GAINS else Erratum(
+                  scale="full", explanation=None if (num_silos, m) not in _NAIVE_GAINS else NotReproduced(
                       _NAIVE_GAINS[(num_silos, m)], _NAIVE_EVIDENCE, atol=0.03, summary=_NAIVE_SUMMARY)),
         ClaimSpec(_P, f"app_i2.{tag}.privacy_cost.eps=3", art,
                   "relative test RMSE of ISRL-DP MB-SGD at ε = 3 minus non-private MB-SGD's", 0.0, "derived",
                   _COST_TEXT + "; 'insignificant' read as at most 0.05 relative RMSE", atol=0.05, scale="full",
-                  erratum=None if (num_silos, m) not in _COST_GAPS else Erratum(
+                  explanation=None if (num_silos, m) not in _COST_GAPS else NotReproduced(
                       _COST_GAPS[(num_silos, m)], _COST_EVIDENCE, atol=0.03, summary=_COST_SUMMARY)),
     ]
     if figure == "Fig. 5":
@@ -234,7 +243,7 @@ def _insurance_panel(num_silos: int, m: int, figure: str) -> tuple[ClaimSpec, ..
             ClaimSpec(_P, f"fig5.{tag}.mb_beats_local.eps_le_2", art,
                       "ISRL-DP MB-SGD's mean relative RMSE is below ISRL-DP Local SGD's at every tested ε ≤ 2", True,
                       "derived", _FIG5_TEXT + "; check: mean over trials of the selected runs at each tested ε ≤ 2",
-                      erratum=Erratum(False, _ORDER_EVIDENCE, summary=_ORDER_SUMMARY)),
+                      explanation=NotReproduced(False, _ORDER_EVIDENCE, summary=_ORDER_SUMMARY)),
             *_mode_orderings(num_silos, m),
             ClaimSpec(_P, f"fig5.{tag}.ratio_to_local_sgd.eps_ge_2", art,
                       "mean relative RMSE of ISRL-DP MB-SGD over the tested ε ≥ 2 / non-private Local SGD's", 1.0,
@@ -260,7 +269,7 @@ _INSURANCE = (
               "derived", "App. I.2, 'ISRL-DP MB-SGD continues to outperform ISRL-DP Local SGD in most tested "
               "setups/privacy levels'; check: share of (panel, ε) of Figs. 8-9 where it does is > 1/2", scale="full",
               note="needs the Figs. 8-9 panels: a reduced run has only N = M = 3, the setting the paper names as "
-                   "the exception at ε → 3", erratum=Erratum(False, _ORDER_EVIDENCE, summary=_ORDER_SUMMARY)),
+                   "the exception at ε → 3", explanation=NotReproduced(False, _ORDER_EVIDENCE, summary=_ORDER_SUMMARY)),
     ClaimSpec(_P, "figs8_9.authors_batch_mean.mb_beats_local.most", "Figs. 8-9, mode authors_batch_mean",
               "under the authors' batch-mean clipping: ISRL-DP MB-SGD's mean relative RMSE is below ISRL-DP Local "
               "SGD's at most tested (panel, ε)", True, "derived",
@@ -304,11 +313,12 @@ def _fig6(m: int) -> tuple[ClaimSpec, ...]:
             _P, f"fig6.M={m}.gain.eps={eps:g}", art,
             f"relative test-error reduction (Local − MB)/Local of ISRL-DP MB-SGD vs ISRL-DP Local SGD at ε = {eps:g}",
             Interval(0.1, 0.3), "printed", _FIG6_TEXT + " (the printed range, compared as a range)", scale="full",
-            erratum=None if ours is None else Erratum(ours, _SCRIPT_EVIDENCE, atol=0.02, summary=_SCRIPT_SUMMARY)))
+            explanation=None if ours is None else NotReproduced(ours, _SCRIPT_EVIDENCE, atol=0.02,
+                                                                summary=_SCRIPT_SUMMARY)))
     beats = ClaimSpec(_P, f"fig6.M={m}.mb_beats_local.all_eps", art,
                       "ISRL-DP MB-SGD's mean test error is below ISRL-DP Local SGD's at every tested ε", True,
                       "derived", _FIG6_TEXT + "; check: means over trials at every tested ε",
-                      erratum=Erratum(False, _SCRIPT_EVIDENCE, summary=_SCRIPT_SUMMARY))
+                      explanation=NotReproduced(False, _SCRIPT_EVIDENCE, summary=_SCRIPT_SUMMARY))
     return (*gains, beats)
 
 
@@ -370,7 +380,7 @@ _RATES = (
               "exponent a of x = √d/(ε0 n √N) in the factor (6)/(4) ∝ x^a by which eq. (6) exceeds eq. (4)", 0.2,
               "printed", "§3 after Thm 3.1, 'The gap between the bound 6 and the i.i.d. bound 4 is "
               "O((√d/ε0 n √N)^{1/5})'; ours: −(log-log slope in n of the ratio), x ∝ 1/n", atol=1e-9,
-              erratum=Erratum(-0.2, _GAP_EVIDENCE, atol=1e-9,
+              explanation=Erratum(-0.2, _GAP_EVIDENCE, atol=1e-9,
                               summary="(6)/(4) = (ε0 n √N/√d)^{1/5}: the printed factor is its reciprocal")),
     ClaimSpec(_P, "fig3.iid_convex.privacy_for_free", _FIG3,
               "d at which the privacy term of eq. (4) equals its statistical term, divided by ε0² n", 1.0, "derived",
@@ -398,4 +408,50 @@ NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("001_isrl_dp/mnist_logistic", "Figs. 4, 7 (MNIST)", MNIST_SPECS),
     NotebookClaims.of("001_isrl_dp/insurance_linear", "Figs. 5, 8, 9 (insurance)", INSURANCE_SPECS),
     NotebookClaims.of("001_isrl_dp/obesity_softmax", "Fig. 6 (obesity)", OBESITY_SPECS),
+)
+
+
+# ---------------------------------------------------------------------------------------------- findings (issue 41)
+GPU_KEYS: tuple[str, ...] = ()
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("001", "rates", "reproduced", "Fig. 3's excess-risk rates follow from the paper's theorems as printed.",
+            "Fig. 3's rates reproduced", False, ("fig3.erm-*", "fig3.iid-*", "fig3.noniid-*"),
+            "dpcore.papers.p001_isrl.rates, notebook privacy_accounting"),
+    Finding("001", "calib_add_remove", "erratum",
+            "App. I's σ for MB-SGD meets Abadi et al.'s add/remove bound, not the paper's replace-one ISRL-DP "
+            "(Def. 2): "
+            "the printed ε = 12 is 13.03 and ε = 18 is 23.67 under a tight PLD accountant.",
+            "App. I's MB-SGD noise is calibrated add/remove, not replace-one", True, ("calib.*.mb-sgd.*",),
+            "dpcore.papers.p001_isrl.accounting (tight PLD), notebook privacy_accounting"),
+    Finding("001", "calib_local_sgd", "erratum",
+            "Local SGD's σ assumes App. I's large batch: K single-record steps per round get far too little noise "
+            "(ε up to 26.7 for a printed ε = 3).", "Local SGD's noise is too small for its ε", True,
+            ("calib.*.local-sgd.*",), "dpcore.papers.p001_isrl.accounting, notebook privacy_accounting"),
+    Finding("001", "small_slips", "erratum",
+            "Two small slips: App. I.1's test split is 2,169 images, not the printed count, and Fig. 3's non-i.i.d. "
+            "to i.i.d. gap factor is printed as its reciprocal (exponent −1/5).", "two small slips (App. I.1, Fig. 3)",
+            False, ("app_i1.n_test.full", "fig3.noniid_vs_iid.gap_exponent"), "notebook privacy_accounting"),
+    Finding("001", "batch_mean_clipping", "not-reproduced",
+            "'MB-SGD beats Local SGD' (Figs. 5, 8–9) holds only under the authors' batch-mean clipping, whose noise is "
+            "K× too small for ISRL-DP; with per-example clipping at the printed ε it does not.",
+            "'MB-SGD beats Local SGD' holds only with the authors' K× too small noise", True,
+            ("fig5.*.mb_beats_local.eps_le_2", "figs8_9.mb_beats_local.most"),
+            "modes authors_batch_mean vs per-example clipping, notebook insurance_linear"),
+    Finding("001", "insurance_gains", "not-reproduced",
+            "App. I.2's 30–40 % gain over the naive predictor and 'insignificant' privacy cost are reached only at "
+            "N = M = 3 (n = 356); the smaller silos of the other panels get more noise.",
+            "App. I.2's gains hold only at N = M = 3", True, ("app_i2.*.naive_gain.*", "app_i2.*.privacy_cost.*"),
+            "notebook insurance_linear at the paper profile (figures/paper/001_isrl_dp/)"),
+    Finding("001", "obesity_noise", "not-reproduced",
+            "Fig. 6's 10–30 % gain is not reached with per-silo noise as printed (−10…+11 %); the authors' script adds "
+            "one server-side draw (√M/K of the noise, not ISRL-DP) and gets +7…+44 %.",
+            "Fig. 6's gain not reproduced with per-silo noise", True,
+            ("fig6.M=3.*", "fig6.M=7.gain.eps=0.5", "fig6.M=7.gain.eps=1", "fig6.M=7.gain.eps=3",
+             "fig6.M=7.gain.eps=6", "fig6.M=7.mb_beats_local.all_eps"),
+            "table fig6_authors_script_noise, notebook obesity_softmax"),
+    Finding("001", "fig4_m12_noise", "inconclusive",
+            "Fig. 4 (M = 12): MB-SGD below Local SGD at every ε is within trial noise at ε = 1.5 and 3 "
+            "(0.7 and 0.4 paired standard errors); clear at the other ε.", "Fig. 4's M = 12 ordering inconclusive",
+            False, ("fig4.M=12.mb_beats_isrl_local",), "notebook mnist_logistic at the paper profile"),
 )

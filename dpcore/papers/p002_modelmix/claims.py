@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from dpcore.claims import Claim, ClaimSpec, Erratum, NotebookClaims, specs_by_key
+from dpcore.claims import Claim, ClaimSpec, Erratum, Finding, NotebookClaims, NotReproduced, specs_by_key
 
 __all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE", "check_all"]
 
@@ -58,7 +58,7 @@ def _cor41(p: int, printed: float, expected: float, corrected: str) -> ClaimSpec
     return ClaimSpec("002", f"cor41.as_printed.fig3c.p{p}", "Corollary 4.1",
                      f"eps from the printed formula of Corollary 4.1 at the Fig. 3(c) setting, p = {p}", printed,
                      "printed", f"formula: Corollary 4.1, §4.2; value: §4.3, Fig. 3(c) p = {p}", atol=0.15,
-                     erratum=Erratum(expected, evidence, rtol=1e-3))  # fmt: skip
+                     explanation=Erratum(expected, evidence, rtol=1e-3))  # fmt: skip
 
 
 SPECS: tuple[ClaimSpec, ...] = (
@@ -161,13 +161,13 @@ SPECS: tuple[ClaimSpec, ...] = (
     # ---- §5.3 private transfer learning -------------------------------------------------------------------
     ClaimSpec("002", "sec5.3.transfer_eps.T1500", "§5.3", "ModelMix eps of the SimCLR transfer run, T = 1500",
               0.64, "printed", "§1.1, §5.3 and Appendix E: '(eps=0.64, delta=1e-5)'", atol=0.005,
-              erratum=Erratum(0.579, "Appendix E: 0.85x the noise of Tramer-Boneh (z0 = 2.792 for eps = 2 at "
+              explanation=Erratum(0.579, "Appendix E: 0.85x the noise of Tramer-Boneh (z0 = 2.792 for eps = 2 at "
                               "T = 2700, q = 1024/50000) with tau = 0.0075eta/0.005eta/0.0025eta for thirds of 'total "
                               "1500 iterations', c = 0.1, gives 0.579; the T = 2700 reading gives 0.763 (next row): "
                               "neither is 0.64", atol=5e-4)),  # fmt: skip
     ClaimSpec("002", "sec5.3.transfer_eps.T2700", "§5.3", "ModelMix eps of the SimCLR transfer run, T = 2700",
               0.64, "printed", "§1.1, §5.3 and Appendix E: '(eps=0.64, delta=1e-5)'", atol=0.005,
-              erratum=Erratum(0.763, "the same schedule over Tramer-Boneh's 2700 iterations (Appendix E) gives "
+              explanation=Erratum(0.763, "the same schedule over Tramer-Boneh's 2700 iterations (Appendix E) gives "
                               "0.763, the 1500 of Appendix E 0.579: neither is 0.64", atol=5e-4)),  # fmt: skip
     # ---- Example 3.1 (§3.3) -----------------------------------------------------------------------------------
     ClaimSpec("002", "ex3.1.grad_std", "Example 3.1", "per-sample gradient std", 49.7, "printed",
@@ -264,7 +264,7 @@ def _training_specs() -> tuple[ClaimSpec, ...]:
                 f"{_NAME[data]} test accuracy (%), {_ROW[method][0]}, eps = {col}", value, "printed",
                 f"Table I, {_NAME[data]} block, row '{_ROW[method][0]}', column eps={col}", atol=ACCURACY_ATOL,
                 scale="full", note=_T1,
-                erratum=_table1_cell_erratum(data, method, eps, value),
+                explanation=_table1_cell_erratum(data, method, eps, value),
             ))  # fmt: skip
     for (data, method), row in TABLE2_PRINTED.items():
         for eps, value in zip(TABLE2_EPSILONS[data], row, strict=True):
@@ -395,7 +395,7 @@ def _course(course: dict[str, float] | None) -> str:
             "their readout is the early peak.")  # fmt: skip
 
 
-def _table1_erratum(method: str, eps: float, printed: float) -> Erratum:
+def _table1_erratum(method: str, eps: float, printed: float) -> NotReproduced:
     """Issue 22: a Table I cell that our setting does not reproduce, with the authors' whole configuration beside it:
     either that reproduces the printed number (within the claim's tolerance, as a named mode) or no reading does,
     said plainly.  The expected value is our Table I median (the claim's value), the evidence the committed runs."""
@@ -421,7 +421,7 @@ _NOT_MODELLED = ("not modelled: the authors' ImageNet pixel normalisation before
 
 
 def _authors_verdict(printed: float, median: float, final: float, readout: float, *, ours: str, mode: str,
-                     instead: str, coda: str, reproduced: str, not_reproduced: str) -> Erratum:
+                     instead: str, coda: str, reproduced: str, not_reproduced: str) -> NotReproduced:
     """The verdict of a Table I erratum (issue 22), with our median as its value: the printed number is reproduced
     only by ``mode`` when the authors' readout of that run is at most the claim's tolerance below it (naming the
     readouts within the tolerance), else no reading reproduces it and the remaining gap is said plainly."""
@@ -429,10 +429,10 @@ def _authors_verdict(printed: float, median: float, final: float, readout: float
     if gap <= ACCURACY_ATOL:
         within = [name for name, value in (("final iterate", final), ("authors' readout", readout))
                   if abs(printed - value) <= ACCURACY_ATOL]  # fmt: skip
-        return Erratum(median, (
+        return NotReproduced(median, (
             f"{printed:g} % is reproduced only by {mode}, within {ACCURACY_ATOL:g} percentage points at its "
             f"{' and '.join(within) or 'readouts'}, {instead}. {ours}{coda}"), atol=0.005, summary=reproduced)
-    return Erratum(median, (
+    return NotReproduced(median, (
         f"No reading of the authors' public code reproduces {printed:g} %. {ours} The remaining {gap:.1f} percentage "
         f"points are explained by no setting we found; {_NOT_MODELLED}."), atol=0.005, summary=not_reproduced)
 
@@ -464,7 +464,7 @@ def _table1_cell_erratum(data: str, method: str, eps: float, printed: float) -> 
     return None
 
 
-def _nonprivate_erratum(method: str, printed: float) -> Erratum:
+def _nonprivate_erratum(method: str, printed: float) -> NotReproduced:
     """Issue 22: a non-private Table I cell (CIFAR-10, ε = ∞) that each method's own setting without noise does
     not reach, with the authors' non-private configuration beside it (the same for both rows; there is no ε to
     correct); the verdict is :func:`_authors_verdict`'s, as for the private cells."""
@@ -498,12 +498,13 @@ def _budget_specs() -> tuple[ClaimSpec, ...]:
             f"normalises the ScatterNet features privately by default ({_MM_CODE} L199 input_norm default 'BN', "
             "L201 bn_noise_multiplier default 8) and §5.1 prices that release at eps = 0.695. Check: our committed "
             "Table I run (seed 0) composed with that normalisation by RDP", rtol=0.01, scale="full",
-            erratum=Erratum(total, (
+            explanation=Erratum(total, (
                 f"The normalisation alone costs 0.695 (§5.1; ours 0.6948, sec5.1.normalization_eps), more than the "
                 f"eps = 0.2 column, so Table I's eps can only be the training's: composed with the training of our "
                 f"committed run at the column's eps it is {total:.4g}. The authors' own script prints both, "
                 f"'eps = (with normalisation) (sgd only: eps = ...)' ({_MM_CODE} L153-155); the "
                 "eps = 0.2 column can only be the second."), rtol=1e-4,
+                by="dpcore.papers.p002_modelmix.ablation_report:normalization_budget_frame",
                 summary="the column is the training's eps alone; the authors' normalisation adds to it"),
         ))  # fmt: skip
     return tuple(specs)
@@ -591,4 +592,45 @@ NOTEBOOKS: tuple[NotebookClaims, ...] = (
                       _ACCOUNTANT),
     NotebookClaims.of("002_modelmix/modelmix_toys", "Fig. 1 and Example 3.1 simulated", _TOYS),
     NotebookClaims.of("002_modelmix/training", "training: Tables I-III, Fig. 2", TRAINING_SPECS),
+)
+
+
+# ---------------------------------------------------------------------------------------------- findings (issue 41)
+#: Tables II–III and Fig. 2 train ResNet-20 / ScatterNet CNNs over σ sweeps: GPU grids
+GPU_KEYS: tuple[str, ...] = ("table2.*", "table3.*", "fig2.*")
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("002", "accountant", "reproduced",
+            "ModelMix's accountant (corrected Corollary 4.1) reproduces Fig. 3's ε over τ, p and rates and the "
+            "authors' ε = 8.000.", "the accountant holds", False, ("fig3a.*", "fig3b.*", "fig3c.*", "fig3.*"),
+            "dpcore.accounting.modelmix, notebook modelmix_accountant"),
+    Finding("002", "cor41_as_printed", "erratum",
+            "Corollary 4.1 as printed has no factor T and divides by (1 − α): it gives ε = −231 for Fig. 3(c).",
+            "Corollary 4.1 as printed is wrong (ε = −231)", False, ("cor41.as_printed.*",),
+            "dpcore.papers.p002_modelmix.corollary41, notebook modelmix_accountant"),
+    Finding("002", "table1_normalisation", "erratum",
+            "Table I's ε columns leave out the authors' private data normalisation (ε = 0.695 alone, §5.1): composed "
+            "with it, the ε = 0.2 and ε = 1 columns spend 0.73–1.33.",
+            "Table I's ε leaves out the normalisation's privacy cost", True,
+            ("table1.cifar10.*.total_with_normalization",),
+            "ablation_report.normalization_budget_frame (RDP composition of the committed runs)"),
+    Finding("002", "table1_private", "not-reproduced",
+            "Table I's private cells are not reproduced at the printed ε (ours 16–63 % vs 32.8–68.3 %); the closest "
+            "reading, the authors' whole configuration, comes within 1–3 points for ModelMix at ε 0.4–0.8, but only "
+            "at a total ε of 0.82–1.09. Untested: CIFAR-10's original files.",
+            "Table I is not reproduced at the printed ε", True, ("table1.cifar10.*.eps0.?", "table1.cifar10.*.eps1"),
+            "results/paper/002_table1/ (5 seeds per cell), results/paper/002_ablation/ (the authors' readings)"),
+    Finding("002", "table1_nonprivate", "not-reproduced",
+            "Table I's non-private 74.6 % is reached only by the authors' non-private configuration (74.50 %), not by "
+            "the Table I setting without noise (67.81 / 63.46 %).",
+            "Table I's non-private column needs the authors' setup",
+            False, ("table1.cifar10.*.eps_inf",), "results/paper/002_ablation/55793308d8f89958.json"),
+    Finding("002", "sec53_transfer", "erratum",
+            "§5.3's transfer ε = 0.64 matches neither length of Appendix E's schedule (0.579 over 1,500 iterations, "
+            "0.763 over 2,700).", "§5.3's transfer ε matches neither schedule", False, ("sec5.3.transfer_eps.*",),
+            "dpcore.papers.p002_modelmix.section5, notebook modelmix_accountant"),
+    Finding("002", "tables23_not_run", "not-run",
+            "Tables II–III and Fig. 2 (ResNet-20 and ScatterNet σ sweeps on CIFAR-10 and SVHN) are not run: they need "
+            "a GPU, and SVHN is download-only.", "Tables II–III not run (GPU, SVHN)", False,
+            ("table2.*", "table3.*", "fig2.*"), "python -m dpcore experiment run 002_table2 --profile paper --dry-run"),
 )

@@ -19,7 +19,7 @@ Errata (each with the value we expect and the check that shows it):
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, NotebookClaims, specs_by_key
+from dpcore.claims import ClaimSpec, Erratum, Finding, NotebookClaims, NotReproduced, specs_by_key
 
 __all__ = ["SPECS", "CLAIMS", "FDP_SPECS", "FDP_CLAIMS", "TRAINING_SPECS", "TRAINING_CLAIMS", "TABLE3_PRINTED",
            "NOTEBOOKS", "TITLE", "table3_key"]
@@ -77,7 +77,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "Check: the exact "
         "Def. 5.2 mixture (Binomial(⌊N/|S_b|⌋·E, |S_b|/N), N = 60000, |S_b| = 256, E = 100) is nowhere below it "
         "(300 log-spaced α)",
-        erratum=Erratum(
+        explanation=Erratum(
             False,
             "The exact A_1 trade-off lies below the claimed lower bound on a range of α: it has ε(1e-5) = 35.02 while "
             "the bound would certify 34.72 (App. E.2's Hoeffding step drops the 1/n factor, see lemmaE2.tail.*).",
@@ -88,7 +88,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "trade-off (batch clipping, subsampling, g = 2)", True, "printed",
         "Table 1 row 1 (§1) and Lemma E.5 (App. E.5): G_{√((1+1/√(2qE))qE)/σ}(min{1, α + e^{-qE}}) ≤ h(α). Check: the "
         "exact Def. 5.2 mixture (N = 60000, s = 256, g = 2, E = 100) is nowhere below it (300 log-spaced α)",
-        erratum=Erratum(
+        explanation=Erratum(
             False,
             "Same flawed Hoeffding step as Lemma E.3 (with q in place of 1): the exact trade-off has ε(1e-5) = 56.35 "
             "while the claimed lower bound would certify 56.28.",
@@ -100,7 +100,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "App. E.2, Hoeffding display before Lemma E.2: the tail is ≤ exp(−2(E − c_1)²) = e^{-E} at the chosen c^U; "
         "at E = 100: e^{-100}. Ours: the exact Binomial(23438, 256/60000) tail (N = 60000, |S_b| = 256)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.228232895411554,
             "Hoeffding for n = (N/|S_b|)E = 23438 trials gives exp(−2(E − c_1)²/n) = 0.996, not e^{-E}; the exact "
             "binomial tail (scipy.stats.binom) is 0.228.",
@@ -113,7 +113,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "App. E.2, Hoeffding display before Lemma E.2: the tail is ≤ exp(−2(E − c_1)²) = e^{-E} at the chosen c^L; "
         "at E = 100: e^{-100}. Ours: the exact Binomial(23438, 256/60000) tail (N = 60000, |S_b| = 256)",
         rtol=0.01,
-        erratum=Erratum(
+        explanation=Erratum(
             0.22401890926636384,
             "Same missing 1/n: the exact binomial upper tail is 0.224; a tail of 1e-6 needs (c^L)² = 151, "
             "not 107.07.",
@@ -127,7 +127,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "App. F.3 formula q_j = C(N/s, j)C(g−1, j−1)/C(N/s − 1 + g, g) at N/s = 58, g = j = 3: C(58,3)/C(60,3) = "
         "30856/34220. Ours: the uniform-permutation law by inclusion–exclusion",
         rtol=1e-6,
-        erratum=Erratum(
+        explanation=Erratum(
             0.948918323475276,
             "A uniform shuffle gives q_3 = C(58,3)·1024³/C(59392,3) = 0.9489 (Monte Carlo over random permutations "
             "agrees, collision_probabilities.csv); App. F.3 counts multisets as equally likely.",
@@ -141,7 +141,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "Def. 5.2 / Lemma F.4 with App. F.3's q_j at σ = 2, E = 100, N = 59392, s = 1024, g = 10 (mixture computed by "
         "dpcore.accounting.mixture from the paper's q_j). Ours: the same with the uniform-shuffle q_j",
         rtol=1e-3,
-        erratum=Erratum(
+        explanation=Erratum(
             179.959,
             "The uniform-shuffle collision law has fewer collisions than App. F.3's, so more rounds carry a "
             "differentiating sample: ε 180.0, not 170.4 (the paper's law under-reports leakage).",
@@ -153,7 +153,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "003", "appG.h_below_one_over_sigma", "App. G", "h(σ) < 1/σ at σ = 2 (A_0 CLT factor)", True, "printed",
         "App. G: DP-SGD is ≈ G_{c·h(σ)}-DP 'with h(σ) slightly smaller than 1/σ' (series σ⁻¹√(1 − (5/8)σ⁻¹/√(2π))). "
         "Check: the exact h(2) of the printed closed form (Dong et al. Cor. 5.4) against 1/σ = 0.5",
-        erratum=Erratum(
+        explanation=Erratum(
             False,
             "The printed closed form gives h(2) = 0.62755 > 1/σ = 0.5 (also h > 1/σ at σ = 0.5, 1, 4, 8); the series "
             "has the wrong sign: it is σ⁻¹√(1 + 2σ⁻¹/√(2π)) + O(σ⁻²).",
@@ -165,7 +165,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "App. G: 'this requires g > (e+γ)N' (using h(σ) ≈ 1/σ); at N = 60000, γ = 0.1: (e + 0.1)·60000. Ours: "
         "(e+γ)N/(σ h(σ))² with the exact h(2)",
         rtol=1e-3,
-        erratum=Erratum(
+        explanation=Erratum(
             107343.40203585633,
             "With the exact h(2) = 0.62755 (> 1/σ) the crossover is (e+γ)N/(σh)² = 169097/1.5753 = 107343.",
             rtol=1e-3,
@@ -185,7 +185,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "the GDP μ "
         "with the same ε(1e-5) as the A_1-labelled thinned mechanism (c² ~ Binomial(E, 1/2))",
         rtol=1e-3,
-        erratum=Erratum(
+        explanation=Erratum(
             1.3686152877502726,
             "Under the paper's A_1-labelled accounting the round holding the differentiating sample survives w.p. 1/2, "
             "so c² ~ Binomial(100, 1/2): ε(1e-5) = 21.59 (that of G_3.653), a factor ≈ √2, not G_2.5 (ε 13.21).",
@@ -320,7 +320,7 @@ def _mode_specs() -> tuple[ClaimSpec, ...]:
             "clipping (C tuned per cell)", True, "derived",
             f"{_APP_H_BC}, Fig. 1 (one curve per |S_b|, 1024 among them). Check: BC best-epoch accuracy >= IC's − 1 pp",
             scale="full",
-            erratum=Erratum(False, (
+            explanation=NotReproduced(False, (
                 f"Note A10 pinned by runs: batch clipping exactly as Algorithm 1 prints it (one clipped batch "
                 f"gradient of norm <= C, noise N(0, (2Cσ)²) per coordinate, σ = 2) reaches {bc:.2f} % at its tuned "
                 f"C = {c:g} (results/paper/003_table3/{bc_file}.json) against individual clipping's {ic:.2f} % "
@@ -365,7 +365,7 @@ def _smallest_batch_specs() -> tuple[ClaimSpec, ...]:
             "within 1 pp of individual clipping (same C, σ, η, epochs)", True, "derived",
             f"{_APP_H_BC}, Fig. 1 (|S_b| = 64 its smallest). Check: BC best-epoch accuracy >= IC's − 1 pp at the "
             "smallest |S_b| where both have a result; a direction, so compared at reduced scale too",
-            erratum=Erratum(False, (
+            explanation=NotReproduced(False, (
                 "Note A10: batch clipping exactly as Algorithm 1 prints it adds N(0, (2Cσ)²) per coordinate to one "
                 "clipped batch gradient of norm <= C, so at σ = 2 the noise outweighs the signal at every |S_b| and "
                 f"C. Pinned at full scale by the committed runs at |S_b| = 1024 ({sampling}: BC {bc:.2f} % at its "
@@ -386,4 +386,35 @@ CLAIMS = specs_by_key(SPECS)
 NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("003_shuffling_batch_clipping/fdp_tables", "f-DP Tables 1-2, App. D-G", FDP_SPECS),
     NotebookClaims.of("003_shuffling_batch_clipping/training", "training: Table 3", TRAINING_SPECS),
+)
+
+
+# ---------------------------------------------------------------------------------------------- findings (issue 41)
+GPU_KEYS: tuple[str, ...] = ("table3.cifar10.*",)
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("003", "fdp_tables", "reproduced",
+            "Tables 1–2's f-DP values (rows 3–6 of Table 1, Table 2) follow from the exact A_1 mixture.",
+            "the f-DP accounting holds", False, ("table1.row3.*", "table1.row4.*", "table1.row5.*", "table1.row6.*",
+                                                  "table2.*", "disclaimer.*", "appG.sqrt_g_not_in_A0"),
+            "dpcore.accounting.mixture, notebook fdp_tables"),
+    Finding("003", "hoeffding", "erratum",
+            "Lemmas E.2/E.3's Hoeffding step misses a 1/n: the claimed lower bounds of Table 1 rows 1–2 do not hold "
+            "(the exact trade-off has ε = 35.02 where the bound certifies 34.72).",
+            "the Hoeffding step of Lemmas E.2/E.3 is wrong", True,
+            ("table1.row1.*", "table1.row2.*", "lemmaE2.*"), "scipy.stats.binom tails, notebook fdp_tables"),
+    Finding("003", "appendix_slips", "erratum",
+            "Three appendix slips: App. F.3's collision law is not a uniform shuffle's (ε 180.0, not 170.4), App. G's "
+            "closed form for h has the wrong sign, App. D's factor assumes the wrong survival probability.",
+            "three appendix slips (D, F.3, G)", False, ("appF3.*", "appG.h_below_one_over_sigma", "appG.crossover",
+                                                        "appD.factor"),
+            "Monte Carlo over permutations (collision_probabilities.csv), notebook fdp_tables"),
+    Finding("003", "bc_not_comparable", "not-reproduced",
+            "Batch clipping as printed (Algorithm 1, σ = 2) is not comparable to individual clipping on MNIST: "
+            "62.9 / 55.8 % vs 93.0 / 92.9 % at |S_b| = 1024; the authors' code paths that reach 97–98 % divide the "
+            "noise by m or |S_b|.", "batch clipping is not comparable to individual clipping at the printed ε",
+            True, ("fig1.mnist.*.bc_comparable_to_ic",), "results/paper/003_table3/ (modes in mode_frame)"),
+    Finding("003", "cifar10_gpu", "not-run", "Table 3's CIFAR-10 column is not run: it needs a GPU.",
+            "CIFAR-10 column not run (GPU)", False, ("table3.cifar10.*",),
+            "python -m dpcore experiment run 003_table3 --profile paper --dry-run --only 'cifar10/*'"),
 )

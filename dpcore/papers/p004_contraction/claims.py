@@ -10,7 +10,7 @@ reproduce no printed number), and the qualitative statements are bool rows with 
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, Erratum, NotebookClaims, specs_by_key
+from dpcore.claims import ClaimSpec, Erratum, Finding, NotebookClaims, specs_by_key
 
 __all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE"]
 
@@ -99,7 +99,7 @@ SPECS: tuple[ClaimSpec, ...] = (
         "derived",
         "the display claims to equal Theorem 2's closed form, whose ordering in q Sec. III-B states; evaluated "
         f"at ε = 0, {_FIG2}",
-        erratum=Erratum(
+        explanation=Erratum(
             "q=0.1 < q=0.2 < q=0.3",
             "The proof's last display has θ_ε(2L√m/σ) where the statement and eq. (24) have θ_ε(2L/(√m σ)); "
             "taken as printed it gives δ(0) = 0.965 / 0.997 / 0.9997 for q = 0.1 / 0.2 / 0.3, the reverse of the "
@@ -116,7 +116,7 @@ SPECS: tuple[ClaimSpec, ...] = (
         "the printed b_j = 2ρ√(λmj)/σ in the first line of (11), evaluated at j = 3, λ = 0.05, ρ = 0.05, m = 10, "
         "σ = 1.5",
         rtol=1e-5,
-        erratum=Erratum(
+        explanation=Erratum(
             0.0316228,
             "Theorem 2's b_j = 2ρ√m/(η_j σ) with η_j = 1/(λj) is 2ρλj√m/σ (0.0316 here), not the printed "
             "2ρ√(λmj)/σ; the right-hand side of (11) uses the correct b_T, so (11) still holds.",
@@ -138,4 +138,17 @@ SPECS: tuple[ClaimSpec, ...] = (
 CLAIMS = specs_by_key(SPECS)
 NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("004_contraction/contraction_fig2", "Theorem 2, Fig. 2, Corollary 1", SPECS),
+)
+
+
+# ---------------------------------------------------------------------------------------------- findings (issue 41)
+FINDINGS: tuple[Finding, ...] = (
+    Finding("004", "contraction", "reproduced",
+            "Fig. 2 and Theorem 2's contraction bound reproduce (an exact 1-D instance lies below the bound).",
+            "Fig. 2 and Theorem 2 reproduced", False, ("fig2.*", "thm2.below_*", "thm2.bounds_*", "lemma1.*"),
+            "dpcore.papers.p004_contraction, notebook contraction_fig2"),
+    Finding("004", "typos", "erratum",
+            "Two typos: Theorem 2's proof (last display) has θ_ε(2L√m/σ) where the statement has θ_ε(2L/(√m σ)), "
+            "and Corollary 1 prints b_j = 2ρ√(λmj)/σ for 2ρλj√m/σ.", "two typos (Thm 2's proof, Cor. 1)", False,
+            ("thm2.proof_last_display.*", "cor1.b_j.*"), "notebook contraction_fig2"),
 )

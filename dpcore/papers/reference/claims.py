@@ -7,7 +7,7 @@ computation), so ours is that accountant; the tolerance is half a unit of the la
 
 from __future__ import annotations
 
-from dpcore.claims import ClaimSpec, NotebookClaims, specs_by_key
+from dpcore.claims import ClaimSpec, Finding, NotebookClaims, specs_by_key
 
 __all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE"]
 
@@ -131,4 +131,14 @@ NOTEBOOKS: tuple[NotebookClaims, ...] = (
         "00_accounting/dpsgd_accountants", "published DP-SGD ε (accountants)", tuple(s for s in SPECS if s not in _TOUR)
     ),
     NotebookClaims.of("training/engine_tour", "ε from a training run record", _TOUR),
+)
+
+
+# ---------------------------------------------------------------------------------------------- findings (issue 41)
+FINDINGS: tuple[Finding, ...] = (
+    Finding("ref", "published_eps", "reproduced",
+            "The ε that Abadi et al. 2016, TF Privacy, Opacus and jax_privacy publish are reproduced by our "
+            "accountants.",
+            "published DP-SGD ε reproduced", False, ("abadi2016.*", "tfp.*", "opacus.*", "jax_privacy.*"),
+            "notebook 00_accounting/dpsgd_accountants"),
 )
