@@ -1053,10 +1053,13 @@ def scorecard_markdown(
         for f in (f for f in findings if f.paper == paper):
             covered = finding_rows(f, mine, table)
             ran = [r for r in covered if r["status"] != "not-run"]
-            if not ran and f.kind != "not-run":
+            if f.kind == "not-run":
+                parts.append(f"  - *not run* ({len(covered)} rows): {f.text}")
+                continue
+            if not ran:
                 continue
             weight = "changes a conclusion" if f.conclusion else "cosmetic"
-            parts.append(f"  - *{f.kind.replace('-', ' ')}* ({weight}; {len(ran)} rows): {f.text}")
+            parts.append(f"  - *{f.kind.replace('-', ' ')}* ({weight}; {len(ran)} row{'s' * (len(ran) > 1)}): {f.text}")
     parts += [
         "",
         f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}. "

@@ -611,9 +611,9 @@ def errata_markdown(
 ) -> str:
     """``ERRATA.md``: per paper, per finding (kind, whether it changes a conclusion, the evidence), its rows with
     the printed value, the value the explanation expects, and ours per profile (``results`` maps a profile to
-    its claims.csv rows; a claim a profile has no row for reads "—").  Explained rows no finding covers are
-    listed last under their paper.  Every line stays under 300 characters (the full evidence of each row is in
-    ``dpcore/papers/*/claims.py`` and its note in ``claims.csv``)."""
+    its claims.csv rows; ours is the first profile's value, else another's, named).  Explained rows no finding
+    covers are listed last under their paper.  Every line stays under 300 characters (the full evidence of each
+    row is in ``dpcore/papers/*/claims.py`` and its note in ``claims.csv``)."""
     for profile in results:
         check_choice("profile", profile, PROFILES)
     specs = [s for s in specs if s.explanation is not None]
@@ -631,16 +631,20 @@ def errata_markdown(
         "",
         f"{len(specs)} explained claims: " + ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in kinds.items()) + ".",
     ]
-    head = "| key | printed | expected | " + " | ".join(f"ours ({p})" for p in results) + " |"
-    rule = "|---|---|---|" + "---|" * len(results)
+    head, rule = "| key | printed | expected | ours |", "|---|---|---|---|"
+    first = next(iter(results), "")
 
     def row_line(spec: ClaimSpec) -> str:
         why = spec.explanation
         assert why is not None  # filtered above
-        cells = [f"`{spec.key}`", claims_mod._short_value(spec.value), claims_mod._short_value(why.expected)]
-        for rows in results.values():
+        ours = "not run"
+        for profile, rows in results.items():  # this file's profile first, then the others that ran it
             row = rows.get((spec.paper, spec.key))
-            cells.append(f"{claims_mod._short_value(row['our_value'])} ({row['status']})" if row else "—")
+            if row and row["our_value"] != "":
+                shown = claims_mod._short_value(row["our_value"])
+                ours = shown if profile == first else f"{shown} ({profile})"
+                break
+        cells = [spec.key, claims_mod._short_value(spec.value), claims_mod._short_value(why.expected), ours]
         return "| " + " | ".join(_md(c) for c in cells) + " |"
 
     for paper in sorted({s.paper for s in specs}, key=lambda p: order.get(p, 99)):
