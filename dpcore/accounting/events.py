@@ -19,8 +19,10 @@ so the Gaussian's multiplier is σ), replace-one for fixed-size batches and shuf
 Batch Clipping", Algorithm 1) says so with ``noise_convention="replace_one"`` (std 2Cσ): κ·σ·C with κ of
 :data:`NOISE_FACTOR`.
 
-Epochs to steps (:func:`steps_for_epochs`): the rule of the trainer, round(E · steps per epoch) and at least one,
-with ⌊n/b⌋ rounds per epoch for shuffling and round(n/b) otherwise.
+Epochs to steps (:func:`epochs_to_steps`, :func:`steps_for_epochs`): the one rule of the trainer, the samplers, the
+asynchronous clients, the CLI and the explorers, max(1, round(E · steps per epoch)), with ⌊n/b⌋ rounds per epoch
+for shuffling and round(n/b) otherwise (:func:`steps_per_epoch`).  Groups (:func:`clipped_group_size`,
+:func:`groups_per_batch`) and sensitivities (:func:`step_sensitivity`) are defined here too, and nowhere else.
 
 Clipping (what is clipped to norm C before the noise is added):
 
@@ -50,6 +52,11 @@ __all__ = [
     "effective_noise_multiplier",
     "steps_per_epoch",
     "steps_for_epochs",
+    "epochs_to_steps",
+    "clipped_group_size",
+    "groups_per_batch",
+    "groups_per_round",
+    "step_sensitivity",
 ]
 
 SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "fixed")
@@ -63,6 +70,11 @@ NOISE_FACTOR: dict[str, float] = {"standard": 1.0, "replace_one": 2.0}
 ADJACENCY: dict[str, str] = {"poisson": "add/remove-one", "fixed": "replace-one", "shuffle": "replace-one"}
 #: Sensitivity of one step's sum of individually clipped terms, in multiples of C, under :data:`ADJACENCY`.
 SENSITIVITY: dict[str, float] = {"poisson": 1.0, "fixed": 2.0, "shuffle": 2.0}
+#: Sensitivity of one step when the clipped terms are group means of more than one record: under add/remove-one
+#: (Poisson) adding a record moves the one clipped batch mean anywhere in the ball of radius C, so 2C (van Dijk
+#: et al., "Generalizing DP-SGD with Shuffling and Batch Clipping", Lemma 1); replace-one stays 2C; mixed
+#: clipping under Poisson sampling has no bound (adding a record shifts the groups of all later records).
+BATCH_SENSITIVITY: dict[str, float] = {"poisson": 2.0, "fixed": 2.0, "shuffle": 2.0, "replacement": 2.0}
 
 
 def check_sampling(sampling: object, *, allowed: tuple[str, ...] = SAMPLINGS) -> str:
@@ -103,6 +115,58 @@ def steps_per_epoch(sampling: str, dataset_size: int, batch_size: int) -> int:
     if b > n:
         raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
     return n // b if sampling == "shuffle" else max(1, round(n / b))
+
+
+def step_sensitivity(sampling: str, clipping: str) -> float:
+    """Δ/C of one step's sum of clipped terms under the sampling's neighbouring relation (:data:`ADJACENCY`):
+    :data:`SENSITIVITY` for individual clipping, :data:`BATCH_SENSITIVITY` for batch clipping and for mixed
+    clipping with replace-one neighbours; ``ValueError`` for mixed clipping under Poisson sampling (unbounded)."""
+    check_choice("sampling", sampling, RECORD_SAMPLINGS)
+    check_clipping(clipping)
+    if clipping == "mixed" and sampling == "poisson":
+        raise ValueError(
+            "Poisson sampling with mixed clipping cannot be accounted for: adding one record shifts the "
+            "group of every later record, so one step's sensitivity is not bounded by 2C"
+        )
+    if clipping == "individual":
+        return SENSITIVITY.get(sampling, 2.0)  # with replacement: replace-one, 2C
+    return BATCH_SENSITIVITY[sampling]
+
+
+def clipped_group_size(clipping: str, batch_size: int, group_size: int | None = None) -> int:
+    """s, the records per clipped group: 1 (individual), the whole batch (batch), ``group_size`` (mixed; van Dijk
+    et al., Algorithm 1's m groups of s)."""
+    check_clipping(clipping)
+    b = check_positive_int("batch_size", batch_size)
+    if clipping == "individual":
+        return 1
+    if clipping == "batch":
+        return b
+    if group_size is None:
+        raise ValueError("clipping='mixed' needs group_size (records per clipped group)")
+    s = check_positive_int("group_size", group_size)
+    if s > b:
+        raise ValueError(f"group_size must be in [1, batch_size={b}], got {s}")
+    return s
+
+
+def groups_per_round(clipping: str, mean_batch_size: float, group_size: int | None = None) -> float:
+    """The expected number of clipped groups per round for a (mean) batch size: b (individual), 1 (batch), b/s
+    (mixed) -- the run record's ``groups_per_round``, the divisor of the ``"mean"`` reduction."""
+    check_clipping(clipping)
+    b = check_positive("mean_batch_size", mean_batch_size)
+    if clipping == "individual":
+        return b
+    if clipping == "batch":
+        return 1
+    if group_size is None:
+        raise ValueError("clipping='mixed' needs group_size (records per clipped group)")
+    return b / check_positive_int("group_size", group_size)
+
+
+def groups_per_batch(clipping: str, batch_size: int, group_size: int | None = None) -> int:
+    """m = ⌊b/s⌋, the clipped groups of one batch (at least 1; the remainder of a mixed batch is dropped)."""
+    return max(1, int(batch_size) // clipped_group_size(clipping, batch_size, group_size))
 
 
 def _rounds_per_epoch(
@@ -147,9 +211,24 @@ def steps_for_epochs(
     if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or not math.isfinite(epochs) or epochs < 0:
         raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
     check_sampling(sampling)
-    total = float(epochs) * _rounds_per_epoch(sampling, dataset_size, batch_size, sample_rate)
+    return epochs_to_steps(epochs, _rounds_per_epoch(sampling, dataset_size, batch_size, sample_rate))
+
+
+def epochs_to_steps(epochs: float, per_epoch: float) -> int:
+    """The one epochs → steps rule: max(1, round(E · rounds per epoch)), 0 for E = 0.  The trainer, the samplers,
+    the asynchronous clients, the CLI, the explorers and :func:`dpcore.accounting.dpsgd.dpsgd_epsilon` all count
+    through it (with ``per_epoch`` from :func:`steps_per_epoch`).
+
+    >>> epochs_to_steps(10, steps_per_epoch("poisson", 1000, 624))  # round(1000/624) = 2 rounds per epoch
+    20
+    """
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or not math.isfinite(epochs) or epochs < 0:
+        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
+    if isinstance(per_epoch, bool) or not isinstance(per_epoch, numbers.Real) or not per_epoch >= 1:
+        raise ValueError(f"per_epoch must be a number of rounds >= 1, got {per_epoch!r}")
     if epochs == 0:
         return 0
+    total = float(epochs) * float(per_epoch)
     if not math.isfinite(total):
         raise ValueError(f"epochs={epochs!r} is too many epochs: the number of steps overflows")
     return max(1, round(total))

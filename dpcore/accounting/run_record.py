@@ -26,14 +26,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dpcore.accounting.events import CLIPPINGS, RECORD_SAMPLINGS
+from dpcore.accounting.events import CLIPPINGS, NOISE_CONVENTIONS, NOISE_FACTOR, RECORD_SAMPLINGS
 
 __all__ = ["RunRecord", "NOISE_CONVENTIONS", "NOISE_FACTOR", "CLIP_NORM_TYPES", "REDUCTIONS", "RECORD_VERSION"]
 
 RECORD_VERSION = 2
-NOISE_CONVENTIONS = ("standard", "replace_one")
-#: κ: the noise std is κ·C·σ (1 for the standard convention, 2 for replace-one sensitivity 2C).
-NOISE_FACTOR = {"standard": 1.0, "replace_one": 2.0}
 CLIP_NORM_TYPES = ("l2", "l2_linf")
 REDUCTIONS = ("mean", "sum")
 _NONE_CLIPPING = "none"

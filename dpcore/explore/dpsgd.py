@@ -26,7 +26,7 @@ import numpy as np
 
 from dpcore.accounting import dpsgd as acc
 from dpcore.accounting import fdp, gaussian
-from dpcore.accounting.events import effective_noise_multiplier
+from dpcore.accounting.events import effective_noise_multiplier, steps_for_epochs
 from dpcore.accounting.pld import pld_epsilon
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
 from dpcore.explore.widgets import Explorer, View, finish_axes
@@ -98,7 +98,7 @@ def _inputs(sigma: float, batch_size: int, dataset_size: int, delta: float, epoc
     delta = check_open_unit("delta", delta)
     epochs = check_positive_int("epochs", epochs, maximum=10_000)
     check_choice("sampling", sampling, ("poisson", "fixed"))
-    return sigma, n, b, delta, int(round(epochs * n / b))
+    return sigma, n, b, delta, steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b)
 
 
 def compute(
@@ -112,8 +112,9 @@ def compute(
     target_epsilon: float = DEFAULTS["target_epsilon"],
     inverse_method: str = DEFAULTS["inverse_method"],
 ) -> View:
-    """ε after T = epochs·n/b steps (and along the way) under every accountant the sampling supports.
+    """ε after T steps (and along the way) under every accountant the sampling supports.
 
+    T = max(1, round(epochs · round(n/b))), the trainer's count (:func:`~dpcore.accounting.events.steps_for_epochs`).
     Values: ``eps[<method>]`` at T (``gdp`` approximate), ``steps`` (T) and ``sample_rate`` (q = b/n).
     ``target_epsilon`` and ``inverse_method`` are the inverse's (:func:`inverse`), accepted and ignored here.
     """
@@ -133,7 +134,7 @@ def compute(
             pts = sorted({max(1, int(round(steps_total * k / PLD_POINTS))) for k in range(1, PLD_POINTS + 1)})
             curves[method] = (pts, [_pld(z, q, t, delta) for t in pts])
     values: dict[str, float] = {"steps": float(steps_total), "sample_rate": q}
-    labels = {"steps": "steps T = epochs·n/b", "sample_rate": "sampling rate q = b/n"}
+    labels = {"steps": "steps T = epochs·round(n/b), as the trainer counts", "sample_rate": "sampling rate q = b/n"}
     for method, (_, eps) in curves.items():
         values[f"eps[{method}]"] = eps[-1]
         labels[f"eps[{method}]"] = f"ε at T, {method} ({acc.method_label(method)})"
@@ -161,7 +162,7 @@ def inverse(
     target_epsilon: float,
     inverse_method: str,
 ) -> View:
-    """σ for which ``inverse_method`` gives ε ≤ ``target_epsilon`` after T = epochs·n/b steps
+    """σ for which ``inverse_method`` gives ε ≤ ``target_epsilon`` after T steps
     (:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, relative tolerance :data:`INVERSE_RTOL`).
 
     Value ``sigma_for_target`` (``nan`` where the method cannot account for the sampling: PLD with fixed-size

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from dpcore.accounting.events import epochs_to_steps
 from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
 from dpcore.training.integrity import (
@@ -131,7 +132,7 @@ class AsyncTrainer:
             self.total_steps = config.steps
         else:
             assert config.epochs is not None
-            self.total_steps = max(1, round(config.epochs * self.plans[0].steps_per_epoch()))
+            self.total_steps = epochs_to_steps(config.epochs, self.plans[0].steps_per_epoch())
         self.n_clients = len(client_data)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.server = [p.detach().clone() for p in self.params]

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dpcore.accounting.events import CLIPPINGS as PRIVATE_CLIPPINGS
+from dpcore.accounting.events import NOISE_CONVENTIONS, NOISE_FACTOR, clipped_group_size
 from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.persample import ENGINES
 from dpcore.training.sampling import SAMPLINGS
@@ -50,8 +51,6 @@ __all__ = [
 ]  # fmt: skip
 
 CLIPPINGS = (*PRIVATE_CLIPPINGS, "none")  # "none": a non-private run
-NOISE_CONVENTIONS = ("standard", "replace_one")
-NOISE_FACTOR = {"standard": 1.0, "replace_one": 2.0}
 REDUCTIONS = ("mean", "sum")
 CLIP_NORM_TYPES = ("l2", "l2_linf")
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -254,13 +253,8 @@ class TrainConfig:
         return 0.0 if self.noise_multiplier == 0 else self.noise_factor * self.clip_norm * self.noise_multiplier
 
     def effective_group_size(self, batch_size: int) -> int:
-        """s: 1 (individual), the whole batch (batch), group_size (mixed)."""
-        if self.clipping == "individual":
-            return 1
-        if self.clipping == "mixed":
-            assert self.group_size is not None
-            return self.group_size
-        return max(batch_size, 1)
+        """s: 1 (individual), the whole batch (batch), group_size (mixed): :func:`events.clipped_group_size`."""
+        return clipped_group_size(self.clipping, max(batch_size, 1), self.group_size)
 
     @property
     def clips_batch_mean(self) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from dpcore.accounting.events import SAMPLINGS
+from dpcore.accounting.events import SAMPLINGS, steps_per_epoch
 from dpcore.validation import check_choice, check_positive_int
 
 __all__ = ["SAMPLINGS", "BatchPlan", "derive_seed", "make_generator", "seeded_default_rng"]
@@ -119,11 +119,11 @@ class BatchPlan:
         return self.size(step) / self.dataset_size
 
     def steps_per_epoch(self) -> int:
-        """Rounds per epoch: ⌊N/s⌋ for shuffling (remainder dropped), round(N/s) otherwise."""
+        """Rounds per epoch: :func:`dpcore.accounting.events.steps_per_epoch` (⌊N/s⌋ for shuffling, round(N/s)
+        otherwise)."""
         if self.scheduled:
             raise ValueError("steps_per_epoch is undefined for a batch-size schedule")
-        n, s = self.dataset_size, self.batch_sizes
-        return n // s if self.sampling == "shuffle" else max(1, round(n / s))
+        return steps_per_epoch(self.sampling, self.dataset_size, self.batch_sizes)
 
     def epoch_of(self, step: int) -> int:
         """Epoch (0-based) that round ``step`` belongs to."""

@@ -38,6 +38,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from dpcore.accounting.events import epochs_to_steps, groups_per_round
 from dpcore.accounting.run_record import RunRecord
 from dpcore.training.config import TrainConfig
 from dpcore.training.integrity import (
@@ -305,15 +306,7 @@ def build_record(
     constant = isinstance(sizes, int)
     mean_size = sizes if constant else (sum(sizes[:steps]) / steps if steps else sizes[0])
     mech = c.accounted(sizes if constant else max(1, round(mean_size)), tensors=tensors)
-    if mech.clipping == "individual":
-        groups: float | None = mean_size
-    elif mech.clipping == "mixed":
-        assert mech.group_size is not None
-        groups = mean_size / mech.group_size
-    elif mech.clipping == "batch":
-        groups = 1
-    else:
-        groups = None
+    groups = None if mech.clipping == "none" else groups_per_round(mech.clipping, mean_size, mech.group_size)
     opt: dict[str, Any] = {"name": c.as_dict()["optimizer"]}
     if optimizer is not None:
         opt.update({k: v for k, v in optimizer.defaults.items() if isinstance(v, (int, float, bool, str))})
@@ -410,7 +403,7 @@ class Trainer:
             self.total_steps = config.steps
         else:
             assert config.epochs is not None
-            self.total_steps = max(1, round(config.epochs * self.plan.steps_per_epoch()))
+            self.total_steps = epochs_to_steps(config.epochs, self.plan.steps_per_epoch())
         self.schedule: LRSchedule = schedule_from_dict(config.lr)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = _make_optimizer(config, self.params, self.schedule.lr(0, 0.0))
