@@ -52,7 +52,7 @@ from dpcore.accounting.records import choose_accountant, epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
 from dpcore.audit.estimators import held_out_bound
 from dpcore.audit.threat import AuditResult, ThreatModel
-from dpcore.training.config import TrainConfig
+from dpcore.training.config import NOISE_PLACEMENTS, TrainConfig
 from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
@@ -89,9 +89,12 @@ class ShuffleSetting:
     clip_norm: float = 1.0
     group_size: int | None = None
     canary_scale: float = 2.0  # the canary's gradient norm in units of |S_b|·C
+    #: where the noise enters (:data:`dpcore.training.config.NOISE_PLACEMENTS`; paper 003's authors' code paths)
+    noise_placement: str = "algorithm1"
 
     def __post_init__(self) -> None:
-        check_choice("clipping", self.clipping, ("batch", "mixed"))
+        check_choice("clipping", self.clipping, ("individual", "batch", "mixed"))
+        check_choice("noise_placement", self.noise_placement, NOISE_PLACEMENTS)
         check_positive_int("batch_size", self.batch_size)
         check_positive_int("rounds_per_epoch", self.rounds_per_epoch)
         check_positive_int("epochs", self.epochs)
@@ -106,7 +109,7 @@ class ShuffleSetting:
                     f"(m >= 2 groups), got {self.group_size!r}"
                 )
         elif self.group_size is not None:
-            raise ValueError("group_size is only for clipping='mixed' (batch clipping has one group per batch)")
+            raise ValueError("group_size is only for clipping='mixed' (batch and individual clipping fix the groups)")
 
     @property
     def dataset_size(self) -> int:
@@ -136,6 +139,7 @@ class ShuffleSetting:
             clip_norm=self.clip_norm,
             noise_multiplier=self.noise_multiplier,
             noise_convention="replace_one",
+            noise_placement=self.noise_placement,
             reduce="mean",
             lr=1.0,
             optimizer="sgd",

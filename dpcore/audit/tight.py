@@ -37,10 +37,18 @@ from dpcore.audit.dirac import DiracSetting, dirac_updates, one_run_guesses
 from dpcore.audit.estimators import one_run_epsilon
 from dpcore.audit.fdp_one_run import one_run_family_bound
 from dpcore.audit.gdp import gaussian_shift, gdp_epsilon
+from dpcore.audit.shuffled import ShuffleSetting, shuffled_scores, shuffled_updates
 from dpcore.audit.threat import ITERATES, AuditResult, ThreatModel
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
-__all__ = ["record_family", "sum_release_delta", "sum_release_epsilon", "audit_dirac_gdp", "audit_one_run_family"]
+__all__ = [
+    "record_family",
+    "sum_release_delta",
+    "sum_release_epsilon",
+    "audit_dirac_gdp",
+    "audit_one_run_family",
+    "audit_shuffled_gdp",
+]
 
 
 def record_family(record: RunRecord, canary: float) -> Callable[[float, float], float]:
@@ -212,3 +220,49 @@ def audit_one_run_family(
         for est, eps, name, label in rows
     ]
     return out[0], out[1]
+
+
+def audit_shuffled_gdp(
+    setting: ShuffleSetting,
+    runs: int,
+    *,
+    delta: float,
+    confidence: float = 0.95,
+    seed: int = 0,
+    mechanism: str | None = None,
+) -> AuditResult:
+    """GDP audit of a shuffled run (paper 003's Algorithm 1 or one of its authors' noise placements) by the adversary
+    A_1, who knows the canary's round in each epoch (:mod:`dpcore.audit.shuffled`, score ``"known"``): that score is
+    Σ_e U_{k_e} = ±E·C_eff + N(0, E·s²) exactly (Gaussian noise, replace-one Dirac canary), so the trade-off between
+    the worlds is G_μ and :func:`dpcore.audit.gdp.gaussian_shift` (rate 1, exact non-central t) bounds μ; ε = ε(G_μ_lb).
+    ``epsilon_claimed`` is the accountant's ε of the run record (the mechanism that ran: the record carries the
+    effective σ of the placement)."""
+    if not isinstance(setting, ShuffleSetting):
+        raise ValueError("setting must be a ShuffleSetting")
+    runs = check_positive_int("runs", runs, minimum=4)
+    delta = check_open_unit("delta", delta)
+    confidence = check_open_unit("confidence", confidence)
+    u_in, m_in, record = shuffled_updates(setting, runs, canary=True, seed=seed)
+    u_out, m_out, _ = shuffled_updates(setting, runs, canary=False, seed=seed)
+    s_in = shuffled_scores(u_in, m_in, setting, "known")
+    s_out = shuffled_scores(u_out, m_out, setting, "known")
+    bound = gdp_epsilon(gaussian_shift(s_in, s_out, confidence=confidence), delta,
+                        assumption="A_1's score Σ_e U_(k_e) is N(±E·C, E·s²): the trade-off is G_μ")  # fmt: skip
+    threat = ThreatModel(
+        iterates="all",
+        neighbouring="replace-one",
+        canary=f"gradient-space Dirac canary of norm {setting.canary:g} vs its negation (C = {setting.clip_norm:g})",
+        estimator="many-runs-gdp",
+        confidence=confidence,
+        runs=runs,
+        knows_batches=True,
+    )
+    name = mechanism or (
+        f"{setting.clipping} clipping shuffled (|S_b|={setting.batch_size}, b={setting.rounds_per_epoch}, "
+        f"E={setting.epochs}), noise placement {setting.noise_placement}"
+    )
+    return AuditResult(
+        name, threat, bound.epsilon, bound.point, float(epsilon_for_record(record, delta)), delta, "known", math.nan,
+        claim_label=f"GDP estimator (μ_lb = {bound.shift.mu_lower:.4f}, μ̂ = {bound.shift.mu:.4f}); accountant: "
+        f"record σ = {record.noise_multiplier:g}",
+    )  # fmt: skip
