@@ -166,7 +166,8 @@ def groups_per_round(clipping: str, mean_batch_size: float, group_size: int | No
 
 def groups_per_batch(clipping: str, batch_size: int, group_size: int | None = None) -> int:
     """m = ⌊b/s⌋, the clipped groups of one batch (at least 1; the remainder of a mixed batch is dropped)."""
-    return max(1, int(batch_size) // clipped_group_size(clipping, batch_size, group_size))
+    s = clipped_group_size(clipping, batch_size, group_size)  # validates batch_size first
+    return max(1, int(batch_size) // s)
 
 
 def _rounds_per_epoch(
@@ -224,11 +225,11 @@ def epochs_to_steps(epochs: float, per_epoch: float) -> int:
     """
     if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or not math.isfinite(epochs) or epochs < 0:
         raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
-    if isinstance(per_epoch, bool) or not isinstance(per_epoch, numbers.Real) or not per_epoch >= 1:
-        raise ValueError(f"per_epoch must be a number of rounds >= 1, got {per_epoch!r}")
+    if isinstance(per_epoch, bool) or not isinstance(per_epoch, numbers.Real) or not 1 <= per_epoch < math.inf:
+        raise ValueError(f"per_epoch must be a finite number of rounds in [1, inf), got {per_epoch!r}")
     if epochs == 0:
         return 0
     total = float(epochs) * float(per_epoch)
     if not math.isfinite(total):
-        raise ValueError(f"epochs={epochs!r} is too many epochs: the number of steps overflows")
+        raise ValueError(f"epochs={epochs!r} times per_epoch={per_epoch!r} overflows: too many steps")
     return max(1, round(total))

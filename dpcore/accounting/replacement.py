@@ -18,7 +18,7 @@ small; connect-the-dots keeps the error far below T·Δ.  :func:`batch_mean_epsi
 clips the minibatch *mean* once.  :mod:`dpcore.accounting.registry` applies both to run records with
 ``sampling="replacement"``; paper 001's package re-exports them under its own names.
 
->>> round(with_replacement_epsilon(noise_std=0.5, lipschitz=1.0, batch_size=2, n=4, rounds=8, delta=1e-3), 2)
+>>> round(with_replacement_epsilon(noise_std=1.0, lipschitz=1.0, batch_size=2, n=4, rounds=8, delta=1e-3), 2)
 4.71
 """
 

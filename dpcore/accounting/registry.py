@@ -1,0 +1,357 @@
+"""Accountants as objects: each says which run records it ``supports``, what it computes (``describe``) and the
+ε of a supported record (``epsilon``); :data:`REGISTRY` lists them in order of tightness and
+:func:`dpcore.accounting.records.choose_accountant` takes the first that supports a record.
+
+This is the ``supports(event)`` idea of Google's dp_accounting, over the library's own functions.  Sensitivities,
+group sizes and noise factors are read from :mod:`dpcore.accounting.events` only; the effective noise multiplier
+of a record is noise_std / (:func:`~dpcore.accounting.events.step_sensitivity` · C) (:func:`noise_multiplier`).
+
+===================  ===========================================  ==============================================
+accountant           supports                                      computes (default method first)
+===================  ===========================================  ==============================================
+``modelmix``         Poisson records with ModelMix phases          Xiao, Wan, Devadas, Thm 4.1 / corrected
+                     (``modelmix="amplified"``)                    Cor. 4.1 (RDP)
+``dpsgd``            Poisson, individual or batch clipping,        Poisson-subsampled Gaussian: PLD, RDP, GDP CLT
+                     constant batch size                           (Abadi et al. 2016)
+``dpsgd-schedule``   the same with a batch-size schedule           runs of equal rate composed
+``fixed-wor``        fixed-size batches without replacement        RDP (Wang, Balle, Kasiviswanathan 2019, Thm 9)
+``fixed-wor-sched…`` the same with a batch-size schedule           under replace-one
+``with-replacement`` draws with replacement, individual clipping   tight PLD (:mod:`~dpcore.accounting.replacement`)
+``with-replacement-  draws with replacement, the batch mean        μ-GDP of a 2C-sensitive Gaussian per round, no
+batch-mean``         clipped once                                  amplification (Dong, Roth, Su 2022, Cor. 3.3)
+``shuffling-A1``     shuffling                                     A_1 trade-off (van Dijk et al., Thm F.1)
+===================  ===========================================  ==============================================
+
+A record no entry supports is refused by the caller; an entry that supports a record but not its parameters
+(ModelMix with batch clipping, say) raises a ``ValueError`` that says what to do instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, runtime_checkable
+
+import dp_accounting
+import numpy as np
+from dp_accounting import pld
+
+from dpcore.accounting import events, fdp, gaussian, modelmix, replacement, shuffled
+from dpcore.accounting.dpsgd import APPROXIMATE, METHODS, PLD_GRID
+from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
+from dpcore.accounting.run_record import RunRecord
+
+__all__ = [
+    "Accountant",
+    "REGISTRY",
+    "ACCOUNTANT_NAMES",
+    "ALL_METHODS",
+    "MODELMIX_MODES",
+    "SHUFFLE_NOTE",
+    "noise_multiplier",
+    "accountant_named",
+]
+
+MODELMIX_MODES = ("amplified", "plain")
+#: Every method an accountant here can run: the DP-SGD methods, the A_1 trade-off, and the exact GDP composition.
+ALL_METHODS = (*METHODS, "a1", "gdp-exact")
+#: How a shuffled run's ε is obtained, said wherever that ε is shown (the result's description, the CLI).
+SHUFFLE_NOTE = (
+    "sampling='shuffle' is accounted by van Dijk et al.'s A_1 analysis, not by a subsampling accountant "
+    "(usually far above the Poisson ε of the same σ, q and steps)"
+)
+_MAX_FRACTIONAL_RUNS = 8
+_MAX_PLD_RUNS = 16  # PLD composes one distribution per distinct rate (~0.5 s each)
+_INTEGER_ORDERS = tuple(float(a) for a in range(2, 257))
+
+
+def noise_multiplier(rec: RunRecord) -> float:
+    """σ_eff = noise_std / (Δ · C), Δ = :func:`~dpcore.accounting.events.step_sensitivity` (in multiples of C)."""
+    return rec.noise_std / (events.step_sensitivity(rec.sampling, rec.clipping) * rec.clip_norm)
+
+
+@runtime_checkable
+class Accountant(Protocol):
+    """What :func:`~dpcore.accounting.records.choose_accountant` needs of an accountant."""
+
+    name: str
+    adjacency: str  # "add/remove" or "replace-one"
+    methods: tuple[str, ...]  # the first is the default
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool: ...
+
+    def describe(self, record: RunRecord, method: str) -> str: ...
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float: ...
+
+
+class _Base:
+    """Shared parts: the default method, ``check`` (refuse a supported record's out-of-domain parameters)."""
+
+    name = ""
+    adjacency = "replace-one"
+    methods: tuple[str, ...] = ()
+
+    def check(self, record: RunRecord) -> None:
+        """``ValueError`` when a supported record is outside this accountant's domain (default: nothing)."""
+
+    def default_method(self, record: RunRecord) -> str:
+        return self.methods[0]
+
+    def rigorous(self, method: str) -> bool:
+        return method not in APPROXIMATE
+
+
+def _runs(values: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Run-length encoding [(value, count), ...]."""
+    out: list[list[int]] = []
+    for v in values:
+        if out and out[-1][0] == v:
+            out[-1][1] += 1
+        else:
+            out.append([v, 1])
+    return [(v, c) for v, c in out]
+
+
+def _conversion(method: str) -> str:
+    return "mironov" if method == "rdp-mironov" else "balle"
+
+
+# --------------------------------------------------------------------------- ModelMix
+class ModelMixAccountant(_Base):
+    """ModelMix (Xiao, Wan, Devadas): Gaussian ⊛ uniform mixing of Poisson DP-SGD (:mod:`.modelmix`)."""
+
+    name = "modelmix"
+    adjacency = "add/remove"
+    methods = ("rdp", "rdp-mironov")
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
+        return record.modelmix is not None and modelmix == "amplified"
+
+    def check(self, record: RunRecord) -> None:
+        if record.sampling != "poisson":
+            raise ValueError(
+                f"the ModelMix accountant assumes Poisson sampling, not {record.sampling!r}; use modelmix='plain'"
+            )
+        events.step_sensitivity(record.sampling, record.clipping)  # Poisson + mixed clipping: refused
+        if record.clipping != "individual" or not isinstance(record.batch_size, int):
+            raise ValueError(
+                "the ModelMix accountant covers Poisson sampling with individual clipping and a "
+                "constant batch size only; use modelmix='plain'"
+            )
+
+    def describe(self, record: RunRecord, method: str) -> str:
+        return (
+            "ModelMix RDP accountant (Xiao, Wan, Devadas, Thm 4.1 / corrected Cor. 4.1, min with the plain "
+            "subsampled Gaussian)"
+        )
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        linf = record.linf_p if record.clip_norm_type == "l2_linf" else None
+        kept, done = [], 0
+        for phase in record.modelmix["phases"]:  # a partial run accounts only the steps done
+            take = min(phase["steps"], record.steps - done)
+            if take > 0:
+                kept.append((take, phase["tau_ratio"]))
+            done += take
+        common = dict(
+            n=record.dataset_size,
+            batch_size=float(record.batch_size),
+            noise_multiplier=noise_multiplier(record),
+            clip=record.clip_norm,
+            delta=delta,
+            linf_blocks=linf,
+            conversion=_conversion(method),
+        )
+        if len(kept) == 1:
+            return float(modelmix.epsilon(steps=kept[0][0], tau=kept[0][1], **common))
+        return float(modelmix.schedule_epsilon(kept, **common))
+
+
+# --------------------------------------------------------------------------- Poisson
+class PoissonAccountant(_Base):
+    """The Poisson-subsampled Gaussian (Abadi et al. 2016): PLD, RDP or the GDP CLT; schedules composed by runs."""
+
+    adjacency = "add/remove"
+    methods = METHODS
+
+    def __init__(self, *, scheduled: bool) -> None:
+        self.scheduled = scheduled
+        self.name = "dpsgd-schedule" if scheduled else "dpsgd"
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
+        return record.sampling == "poisson" and (not isinstance(record.batch_size, int)) == self.scheduled
+
+    def check(self, record: RunRecord) -> None:
+        events.step_sensitivity(record.sampling, record.clipping)  # mixed clipping: refused
+
+    def default_method(self, record: RunRecord) -> str:
+        if self.scheduled and len(_runs(record.schedule)) > _MAX_PLD_RUNS:
+            return "rdp"  # the rigorous default that stays fast for many distinct batch sizes
+        return self.methods[0]
+
+    def describe(self, record: RunRecord, method: str) -> str:
+        batch = events.step_sensitivity("poisson", record.clipping) == 2
+        what = "batch clipping: the clipped batch mean moves by ≤ 2C" if batch else "individual clipping"
+        return (
+            ("APPROXIMATE (GDP central limit theorem): " if method in APPROXIMATE else "")
+            + f"Poisson-subsampled Gaussian (Abadi et al. 2016), {what}"
+            + ("; post-processing bound for ModelMix" if record.modelmix is not None else "")
+        )
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        sigma, n = noise_multiplier(record), record.dataset_size
+        runs = [(b / n, c) for b, c in _runs(record.schedule)]
+        if method == "gdp":
+            mu = math.sqrt(sum(fdp.clt_mu(sigma, q, c, "poisson") ** 2 for q, c in runs))
+            return gaussian.epsilon_from_mu(mu, delta)
+        if method == "pld":
+            if len(runs) > _MAX_PLD_RUNS:
+                raise ValueError(
+                    f"a schedule with {len(runs)} distinct batch sizes is out of the PLD accountant's range "
+                    f"(at most {_MAX_PLD_RUNS}, about 0.5 s each); use method='rdp'"
+                )
+            composed = []
+            for q, c in runs:
+                g = dp_accounting.GaussianDpEvent(sigma)
+                step = g if q >= 1.0 else dp_accounting.PoissonSampledDpEvent(q, g)
+                composed.append(dp_accounting.SelfComposedDpEvent(step, c))
+            acc = pld.PLDAccountant(value_discretization_interval=PLD_GRID)
+            acc.compose(dp_accounting.ComposedDpEvent(composed))
+            return float(acc.get_epsilon(delta))
+        # many distinct rates: exact integer orders only (closed form, fast); fractional orders need a quadrature each
+        a = np.asarray(RDP_ORDERS if len(runs) <= _MAX_FRACTIONAL_RUNS else _INTEGER_ORDERS, dtype=float)
+        total = sum(c * subsampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=sigma) for q, c in runs)
+        return rdp_to_epsilon(a, total, delta, conversion=_conversion(method))
+
+
+# --------------------------------------------------------------------------- fixed-size without replacement
+class FixedAccountant(_Base):
+    """Fixed-size batches without replacement under replace-one: RDP (Wang, Balle, Kasiviswanathan 2019, Thm 9),
+    or the approximate CLT (Dong, Roth, Su 2022, Cor. 5.4) by name."""
+
+    def __init__(self, *, scheduled: bool) -> None:
+        self.scheduled = scheduled
+        self.name = "fixed-wor-schedule" if scheduled else "fixed-wor"
+        self.methods = ("rdp", "rdp-mironov") if scheduled else ("rdp", "rdp-mironov", "gdp")
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
+        return record.sampling == "fixed" and (not isinstance(record.batch_size, int)) == self.scheduled
+
+    def describe(self, record: RunRecord, method: str) -> str:
+        if method in APPROXIMATE:
+            return "APPROXIMATE: GDP central limit theorem for uniform subsampling (Dong, Roth, Su 2022, Cor. 5.4)"
+        return (
+            "fixed-size sampling without replacement, RDP of the subsampled Gaussian (Wang, Balle, "
+            "Kasiviswanathan 2019, Thm 9) under replace-one"
+        )
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        sigma, n = noise_multiplier(record), record.dataset_size
+        runs = _runs(record.schedule)
+        if method == "gdp":
+            mu = math.sqrt(sum(fdp.clt_mu(sigma, b / n, c, "fixed") ** 2 for b, c in runs))
+            return gaussian.epsilon_from_mu(mu, delta)
+        a = np.asarray(RDP_ORDERS, dtype=float)
+        # σ here is σ_eff = noise_std / (2C), the multiplier against the replace-one sensitivity: in the library's
+        # σ vocabulary that is noise_convention="replace_one" (std 2C·σ_eff), whose Gaussian multiplier is σ_eff
+        total = sum(
+            c
+            * subsampled_gaussian_rdp(
+                a, noise_multiplier=sigma, sampling="fixed", dataset_size=n, batch_size=b,
+                noise_convention="replace_one",
+            )
+            for b, c in runs
+        )  # fmt: skip
+        return rdp_to_epsilon(a, total, delta, conversion=_conversion(method))
+
+
+# --------------------------------------------------------------------------- with replacement
+class WithReplacementAccountant(_Base):
+    """Draws with replacement, individual clipping: the tight PLD of :mod:`~dpcore.accounting.replacement`
+    (Lowy & Razaviyayn 2023, Algorithm 2's silo messages; replace-one)."""
+
+    name = "with-replacement"
+    methods = ("pld",)
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
+        return record.sampling == "replacement" and record.clipping == "individual"
+
+    def describe(self, record: RunRecord, method: str) -> str:
+        return "with-replacement PLD, replace-one (dpcore.accounting.replacement; Lowy & Razaviyayn 2023, Alg. 2)"
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        k = int(record.batch_size)  # the noise of the record is on the sum: K·σ for the mean's σ
+        return replacement.with_replacement_epsilon(
+            noise_std=record.noise_std / k, lipschitz=record.clip_norm, batch_size=k, n=record.dataset_size,
+            rounds=record.steps, delta=delta,
+        )  # fmt: skip
+
+
+class BatchMeanReplacementAccountant(_Base):
+    """Draws with replacement, the minibatch mean clipped once: (2C√R/σ)-GDP, no amplification credited
+    (:func:`~dpcore.accounting.replacement.batch_mean_epsilon_upper`; Dong, Roth, Su 2022, Cor. 3.3)."""
+
+    name = "with-replacement-batch-mean"
+    methods = ("gdp-exact",)
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
+        return record.sampling == "replacement" and record.clipping == "batch"
+
+    def describe(self, record: RunRecord, method: str) -> str:
+        return (
+            "clipped minibatch mean with replacement: Gaussian of sensitivity 2C per round, exact GDP composition "
+            "(Dong, Roth, Su 2022, Cor. 3.3), no amplification credited: an upper bound"
+        )
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        return replacement.batch_mean_epsilon_upper(
+            noise_std=record.noise_std, clip=record.clip_norm, rounds=record.steps, delta=delta
+        )
+
+
+# --------------------------------------------------------------------------- shuffling
+class ShuffleAccountant(_Base):
+    """Shuffling: the exact trade-off under the labelled adversary A_1 (van Dijk et al., Thm F.1, g = 1)."""
+
+    name = "shuffling-A1"
+    methods = ("a1",)
+
+    def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
+        return record.sampling == "shuffle"
+
+    def describe(self, record: RunRecord, method: str) -> str:
+        return (
+            SHUFFLE_NOTE + ": G_{sqrt(E)/σ} against the labelled adversary A_1 (van Dijk et al., Generalizing "
+            "DP-SGD with Shuffling and Batch Clipping, Thm F.1, g = 1); an upper bound for the standard adversary"
+        )
+
+    def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        n, batch = record.dataset_size, int(record.batch_size)
+        epochs = math.ceil(record.steps / events.steps_per_epoch("shuffle", n, batch))  # every started epoch
+        s = events.clipped_group_size(record.clipping, batch, record.group_size)
+        m = events.groups_per_batch(record.clipping, batch, record.group_size)
+        tradeoff = shuffled.mixture_tradeoff("shuffle", sigma=noise_multiplier(record), E=epochs, N=n, s=s, m=m, g=1)
+        return float(tradeoff.epsilon(delta))
+
+
+#: Every accountant, tightest first: the first entry that supports a record accounts for it.
+REGISTRY: tuple[_Base, ...] = (
+    ModelMixAccountant(),
+    PoissonAccountant(scheduled=False),
+    PoissonAccountant(scheduled=True),
+    FixedAccountant(scheduled=False),
+    FixedAccountant(scheduled=True),
+    WithReplacementAccountant(),
+    BatchMeanReplacementAccountant(),
+    ShuffleAccountant(),
+)
+#: The names an :class:`~dpcore.accounting.records.AccountantChoice` may carry ("none": a non-private run).
+ACCOUNTANT_NAMES: tuple[str, ...] = ("none", *(a.name for a in REGISTRY))
+
+
+def accountant_named(name: str) -> _Base:
+    """The registry's accountant called ``name``; ``ValueError`` naming the known ones otherwise."""
+    for acc in REGISTRY:
+        if acc.name == name:
+            return acc
+    raise ValueError(f"name must be one of {', '.join(a.name for a in REGISTRY)}; got {name!r}")
