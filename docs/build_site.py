@@ -14,8 +14,16 @@ The site is made from what the last ``make figures`` left, and never trains or r
   their results are the figures and tables of the paper pages);
 * the explorers of ``notebooks/explore/`` in their static default state: the executed copy under
   ``build/<profile>/explore/`` when present, else executed here with papermill (they are cheap by design);
-  interactive widgets are dropped (they need a live kernel: ``make explore``).  A checkout without
-  ``notebooks/explore/`` gets a page saying so.
+  the interactive widget views are dropped (they need a live kernel: ``make explore``) and the PNG each
+  explorer stores beside its widget is kept.  A checkout without ``notebooks/explore/`` gets a page saying so.
+
+Each paper page starts with the paper's findings (``dpcore.papers.findings``: one per root cause, and the
+one-line verdict of ``dpcore.claims.verdict_line``), then the counts, the notebooks, the scorecard grouped by
+notebook, the explanations (errata, not reproduced, inconclusive) and the figures.  Every figure links to the
+notebook cell that draws it (found in the notebook's code: the ``report.figure(fig, name)`` call whose name
+matches the file) and to the claims of that notebook whose artifact names the same figure or table number.
+No staged page holds the build machine's absolute path of the repository (paths in the notebooks are
+rewritten relative to it).
 
 Sphinx runs with ``-W --keep-going``: any warning (a docstring that does not parse, a broken cross-reference
 to a page, a missing image) fails the build.
@@ -24,21 +32,29 @@ to a page, a missing image) fails the build.
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import html
 import math
 import os
+import re
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
-STATUSES = ("reproduced", "differs-explained", "differs", "not-run")
+#: the statuses of a claims.csv row (as ``dpcore.claims.STATUSES``; tests/test_docs_build.py checks they agree)
+STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
+#: statuses of older claims.csv files, with what to do about them (an error, never silently mapped)
+RETIRED_STATUSES = {
+    "differs-explained": "issue 41 replaced it by erratum / not-reproduced / inconclusive: re-run `make figures`",
+}
 PAPER_ORDER = ("000", "001", "002", "003", "004", "ref")
 #: Short names of the papers in headings (the full titles come from the claims modules).
 SHORT = {
@@ -50,6 +66,10 @@ SHORT = {
     "ref": "Reference accountants, audit, engine tour",
 }
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: papermill's tag of the cell holding the parameters it injected
+INJECTED_TAG = "injected-parameters"
+#: the findings section's text when this checkout's claims code has no findings API
+NO_FINDINGS_API = "findings: not yet available in this checkout"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -63,38 +83,94 @@ def read_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+def check_status(status: object, where: str = "") -> str:
+    """``status`` when it is one of :data:`STATUSES`; a ``ValueError`` naming it (and ``where`` it was) otherwise."""
+    if status in STATUSES:
+        return str(status)
+    hint = RETIRED_STATUSES.get(str(status))
+    at = f" ({where})" if where else ""
+    raise ValueError(f"status must be one of {STATUSES}, got {status!r}{at}" + (f": {hint}" if hint else ""))
+
+
 def counts(rows: Iterable[Mapping]) -> dict[str, int]:
-    """Rows per status; consistency checks apart (``consistency``, ``consistency-ok``)."""
+    """Rows per status; consistency checks apart (``consistency``, ``consistency-ok``).  A row whose status is
+    not one of :data:`STATUSES` raises ``ValueError``."""
     out = dict.fromkeys((*STATUSES, "consistency", "consistency-ok"), 0)
     for row in rows:
+        status = check_status(row.get("status"), f"rows: {row.get('paper')}/{row.get('key')}")
         if row.get("source") == "consistency":
             out["consistency"] += 1
-            out["consistency-ok"] += row["status"] == "reproduced"
-        elif row["status"] in STATUSES:
-            out[row["status"]] += 1
+            out["consistency-ok"] += status == "reproduced"
         else:
-            raise ValueError(f"unknown status {row['status']!r} in {row.get('paper')}/{row.get('key')}")
+            out[status] += 1
     return out
 
 
 def count_phrase(c: Mapping[str, int], profile: str) -> str:
-    """E.g. "80 of 139 reproduced, 40 match a pinned erratum, 19 not run at the quick profile"."""
+    """E.g. "80 of 139 reproduced, 4 errata, 2 not reproduced, 19 not run at the quick profile"."""
     from dpcore.claims import count_phrase as phrase
 
-    return phrase(c, where=f"at the {profile} profile", differs="**{n} differ** (open)")
+    return phrase(c, where=f"at the {profile} profile", differs="**{n} differ** (not yet investigated)")
 
 
 def verdict(quick: Mapping[str, int], paper: Mapping[str, int] | None) -> str:
-    """One line per paper, from the counts of both profiles."""
+    """The verdict from the counts alone: the fallback of :func:`paper_verdict` where this checkout has no
+    findings API (``dpcore.claims.verdict_line``)."""
+    both = [quick] + ([paper] if paper else [])
     where = "at the quick profile" if not paper or not sum(paper[s] for s in STATUSES) else "at either profile"
-    open_ = quick["differs"] + (paper["differs"] if paper else 0)
-    if open_:
-        head = f"{open_} number(s) differ from the paper with no erratum (open results)"
-    elif quick["differs-explained"] or (paper and paper["differs-explained"]):
-        head = f"every number run {where} is reproduced or matches a pinned erratum"
-    else:
-        head = f"every number run {where} is reproduced"
-    return head
+    total = {s: sum(c[s] for c in both) for s in STATUSES}
+    parts = []
+    if total["differs"]:
+        parts.append(f"{total['differs']} number(s) differ from the paper, not yet investigated")
+    if total["erratum"]:
+        parts.append(f"{total['erratum']} printed number(s) wrong by the paper's own formulas (errata)")
+    if total["not-reproduced"]:
+        parts.append(f"{total['not-reproduced']} result(s) not reproduced {where}")
+    if total["inconclusive"]:
+        parts.append(f"{total['inconclusive']} claim(s) the data cannot decide")
+    if not parts:
+        return f"every number run {where} is reproduced"
+    return "; ".join(parts)
+
+
+# ------------------------------------------------------------------------------------------------
+# findings (issue 41): read from the claims code when this checkout has them
+# ------------------------------------------------------------------------------------------------
+class Findings(NamedTuple):
+    """The findings API of this checkout: ``items`` (every paper's ``Finding``, in each paper's order) and
+    ``verdict_line(paper, findings, rows) -> str``; see :func:`load_findings`."""
+
+    items: tuple
+    verdict_line: Any
+
+    def of(self, paper: str) -> list:
+        return [f for f in self.items if f.paper == paper]
+
+
+def load_findings() -> Findings | None:
+    """``dpcore.papers.findings()`` and ``dpcore.claims.verdict_line`` when this checkout has them, else None
+    (the pages then say :data:`NO_FINDINGS_API` and the verdicts come from the counts)."""
+    import dpcore.claims as claims_mod
+    import dpcore.papers as papers_mod
+
+    gather = getattr(papers_mod, "findings", None)
+    line = getattr(claims_mod, "verdict_line", None)
+    if gather is None or line is None:
+        return None
+    return Findings(tuple(gather()), line)
+
+
+def paper_verdict(findings: Findings | None, paper: str, rows: Sequence[Mapping], paper_rows: Sequence[Mapping]) -> str:
+    """The one-line verdict of ``paper``: ``verdict_line`` over its findings and the rows of both profiles, or
+    (no findings API) :func:`verdict` from the counts."""
+    if findings is not None:
+        return str(findings.verdict_line(paper, findings.of(paper), [*rows, *paper_rows]))
+    return verdict(counts(rows), counts(paper_rows) if paper_rows else None)
+
+
+def status_label(status: str) -> str:
+    """The words of a status ("not-reproduced" -> "not reproduced"); ``ValueError`` for an unknown one."""
+    return check_status(status).replace("-", " ")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -117,38 +193,69 @@ def short(value: str, limit: int = 40) -> str:
 
 
 def html_table(header: list[str], rows: list[list[str]], *, classes: str = "table dpcore-table") -> str:
-    """A raw HTML table inside a MyST ``{raw} html`` block (cells are escaped here)."""
-    lines = ["```{raw} html", f'<div class="dpcore-scroll"><table class="{classes}">', "<thead><tr>"]
+    """A raw HTML table inside a MyST ``{raw} html`` block: ``header`` is escaped here, ``rows`` are HTML cells
+    (escaped by the caller); a row of another length than ``header`` raises ``ValueError``."""
+    lines = ["```{raw} html", f'<div class="dpcore-table-wrap"><table class="{classes}">', "<thead><tr>"]
     lines += [f"<th>{esc(h)}</th>" for h in header]
     lines.append("</tr></thead><tbody>")
+    labels = [esc(h) for h in header]  # each cell names its column: narrow screens stack the cells
     for row in rows:
-        lines.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>")
+        if len(row) != len(header):
+            raise ValueError(f"rows must have {len(header)} cells as header, got {len(row)}: {row!r}")
+        lines.append(
+            "<tr>" + "".join(f'<td data-label="{h}">{cell}</td>' for h, cell in zip(labels, row, strict=True)) + "</tr>"
+        )
     lines += ["</tbody></table></div>", "```", ""]
     return "\n".join(lines)
 
 
 def status_cell(status: str) -> str:
-    return f'<span class="dpcore-status dpcore-{esc(status)}">{esc(status)}</span>'
+    """A coloured status badge; ``ValueError`` for a status that is not one of :data:`STATUSES`."""
+    status = check_status(status)
+    return f'<span class="dpcore-status dpcore-{status}">{esc(status_label(status))}</span>'
+
+
+def md_text(text: object) -> str:
+    """Plain text safe inside a MyST paragraph or heading (Markdown's inline characters escaped)."""
+    return re.sub(r"([\\`*_\[\]<>|#{}])", r"\\\1", str(text))
+
+
+def inline_code(escaped: str) -> str:
+    """Already-escaped HTML text with its Markdown `code spans` as ``<code>``."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+
+
+def slug(text: str) -> str:
+    """Lowercase letters, digits and hyphens: a label / element id Sphinx keeps as it is."""
+    out = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+    if not out:
+        raise ValueError(f"text must hold a letter or digit to make a label, got {text!r}")
+    return out
 
 
 # ------------------------------------------------------------------------------------------------
 # staging
 # ------------------------------------------------------------------------------------------------
 class Site:
-    """What the pages are made of: claims rows of both profiles, specs, notebooks, titles."""
+    """What the pages are made of: claims rows of both profiles, specs, notebooks, titles, findings, and (filled
+    while the notebooks are staged) which notebook cell draws which figure."""
 
-    def __init__(self, src: Path, profile: str) -> None:
+    def __init__(self, src: Path, profile: str, *, figures: Path = FIGURES) -> None:
         from dpcore.papers import all_specs, notebook_claims, titles
 
         self.src = src
         self.profile = profile
-        self.rows = read_rows(FIGURES / "claims.csv")
-        self.paper_rows = read_rows(FIGURES / "paper" / "claims.csv")
+        self.figures = Path(figures)
+        self.rows = read_rows(self.figures / "claims.csv")
+        self.paper_rows = read_rows(self.figures / "paper" / "claims.csv")
         if not self.rows:
-            raise SystemExit(f"{FIGURES / 'claims.csv'} is missing: run `make figures` first")
+            raise SystemExit(f"{self.figures / 'claims.csv'} is missing: run `make figures` first")
         self.specs = all_specs()
         self.notebooks = notebook_claims()
         self.titles = titles()
+        self.findings = load_findings()
+        #: figure folder -> the figure calls of its notebooks (filled by :func:`stage_notebook`)
+        self.drawing: dict[str, list[FigureCall]] = {}
 
     def papers(self) -> list[str]:
         found = {r["paper"] for r in self.rows}
@@ -168,6 +275,9 @@ class Site:
     def title(self, paper: str) -> str:
         return self.titles.get(paper, SHORT[paper]) if paper != "ref" else SHORT[paper]
 
+    def verdict(self, paper: str) -> str:
+        return paper_verdict(self.findings, paper, self.rows_of(paper), self.rows_of(paper, profile="paper"))
+
 
 def executed_or_source(key: str, profile: str) -> tuple[Path, bool]:
     """The executed copy of the last ``make figures`` when it exists, else the committed notebook."""
@@ -178,8 +288,169 @@ def executed_or_source(key: str, profile: str) -> tuple[Path, bool]:
     return source, False
 
 
+# ------------------------------------------------------------------------------------------------
+# which notebook cell draws which figure
+# ------------------------------------------------------------------------------------------------
+class FigureCall(NamedTuple):
+    """One ``report.figure(fig, name)`` call of a notebook cell: the names it can write, as a regular expression
+    (``{...}`` of an f-string matches anything), and how many of its characters are fixed (the more, the more
+    specific: a file two calls match belongs to the more specific one)."""
+
+    notebook: str
+    cell: int  # index of the cell in the committed notebook
+    pattern: str
+    fixed: int
+
+    @property
+    def label(self) -> str:
+        """The MyST label of the cell (a target placed just before it on the notebook's page)."""
+        return cell_label(self.notebook, self.cell)
+
+
+def cell_label(notebook: str, cell: int) -> str:
+    return f"nbcell-{slug(notebook)}-{cell}"
+
+
+def _name_patterns(node: ast.expr, tree: ast.AST, *, depth: int = 0) -> list[tuple[str, int]]:
+    """The file names an expression can be, as (regex, fixed characters): a string, an f-string, or a variable
+    assigned one of those in the same cell (``name = ...`` or the loop ``for name, ... in ((..., ...), ...)``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [(re.escape(node.value), len(node.value))]
+    if isinstance(node, ast.JoinedStr):
+        regex, fixed = "", 0
+        for part in node.values:
+            if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                regex, fixed = regex + re.escape(part.value), fixed + len(part.value)
+            else:
+                regex += ".+"
+        return [(regex, fixed)]
+    if isinstance(node, ast.Name) and depth == 0:
+        out: list[tuple[str, int]] = []
+        for value in _assigned(node.id, tree):
+            out += _name_patterns(value, tree, depth=1)
+        return out
+    return []
+
+
+def _assigned(name: str, tree: ast.AST) -> list[ast.expr]:
+    """The expressions variable ``name`` is given in ``tree``: plain assignments and loops over literal tuples."""
+    values: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id == name:
+                values.append(node.value)
+        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Tuple | ast.List):
+            target = node.target
+            if isinstance(target, ast.Name) and target.id == name:
+                values += list(node.iter.elts)
+            elif isinstance(target, ast.Tuple):
+                names = [t.id if isinstance(t, ast.Name) else None for t in target.elts]
+                if name in names:
+                    at = names.index(name)
+                    values += [
+                        e.elts[at]
+                        for e in node.iter.elts
+                        if isinstance(e, ast.Tuple | ast.List) and len(e.elts) == len(names)
+                    ]
+    return values
+
+
+def figure_calls(source: str, notebook: str, cell: int) -> list[FigureCall]:
+    """The ``<report>.figure(fig, name, ...)`` calls of one code cell (IPython ``%`` / ``!`` lines skipped; a cell
+    that does not parse has none)."""
+    code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    calls: list[FigureCall] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "figure"):
+            continue
+        if not isinstance(node.func.value, ast.Name) or node.func.value.id in ("plt", "pyplot", "matplotlib"):
+            continue
+        name = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "name"), None)
+        if name is None:
+            continue
+        for regex, fixed in _name_patterns(name, tree):
+            calls.append(FigureCall(notebook, cell, regex, fixed))
+    return calls
+
+
+def drawn_by(calls: Iterable[FigureCall], stem: str) -> FigureCall | None:
+    """The call that writes figure ``stem``: the most specific one whose pattern matches it; None when none does,
+    or when two cells match it equally well (no guess)."""
+    matches = [c for c in calls if re.fullmatch(c.pattern, stem)]
+    if not matches:
+        return None
+    best = max(c.fixed for c in matches)
+    top = {(c.notebook, c.cell) for c in matches if c.fixed == best}
+    if len(top) > 1:
+        return None
+    return next(c for c in matches if c.fixed == best)
+
+
+_REF_WORD = re.compile(r"\b(Fig|Table)s?\b\.?")
+_REF_ITEM = re.compile(r"\s*(,|and|[-–])?\s*(\d+|[IVX]+)[a-z]?(?=$|[\s,;/)(.–-])")
+_ROMAN = {"I": 1, "V": 5, "X": 10}
+
+
+def _number(token: str) -> int:
+    if token.isdigit():
+        return int(token)
+    values = [_ROMAN[c] for c in token]
+    return sum(-v if i + 1 < len(values) and v < values[i + 1] else v for i, v in enumerate(values))
+
+
+def artifact_refs(artifact: str) -> set[tuple[str, int]]:
+    """The figures and tables an artifact names: "Figs 1(c), 2(c), 11, 12" -> {("fig", 1), ("fig", 2), ...};
+    "Table II" -> {("table", 2)}; "Figs. 8-9" -> {("fig", 8), ("fig", 9)}; "App. I.1" -> set()."""
+    refs: set[tuple[str, int]] = set()
+    for word in _REF_WORD.finditer(artifact):
+        kind = word.group(1).lower()
+        rest = re.sub(r"\([^)]*\)", "", artifact[word.end() :])
+        pos, last = 0, None
+        while (item := _REF_ITEM.match(rest, pos)) is not None:
+            if item.group(1) and item.group(1) in "-–" and last is None:
+                break
+            n = _number(item.group(2))
+            if item.group(1) and item.group(1) in "-–" and last is not None and n > last:
+                refs.update((kind, k) for k in range(last + 1, n + 1))
+            else:
+                refs.add((kind, n))
+            last, pos = n, item.end()
+    return refs
+
+
+def stem_refs(stem: str) -> set[tuple[str, int]]:
+    """The paper figure or table a file name is about: "fig01_..." -> {("fig", 1)}; "tables_6_8_..." ->
+    {("table", 6), ("table", 8)}; "sigma_vs_epsilon" -> set()."""
+    found = re.match(r"(fig|table)s?_?(\d+(?:_\d+)*)(?=_|$)", stem)
+    if found is None:
+        return set()
+    return {(found.group(1), int(n)) for n in found.group(2).split("_")}
+
+
+def decided_keys(site: Site, paper: str, notebook: str, stem: str) -> list[str]:
+    """The claim keys of ``notebook`` whose artifact names the figure or table ``stem`` draws (e.g. fig01_... and
+    "Fig. 1(c)"); empty when the file names no figure or table of the paper."""
+    refs = stem_refs(stem)
+    if not refs:
+        return []
+    artifacts = {s.key: s.artifact for s in site.specs if s.paper == paper}
+    keys = [k for nb in site.notebooks if nb.paper == paper and nb.notebook == notebook for k in nb.keys]
+    return [k for k in keys if refs & artifact_refs(artifacts.get(k, ""))]
+
+
+# ------------------------------------------------------------------------------------------------
+# staging notebooks
+# ------------------------------------------------------------------------------------------------
 def stage_notebook(site: Site, key: str) -> bool:
-    """Copy one paper notebook into ``<src>/notebooks/<key>.ipynb``; True when it carries outputs."""
+    """Copy one paper notebook into ``<src>/notebooks/<key>.ipynb``; True when it carries outputs.
+
+    A label is placed before each cell that draws a figure (:func:`figure_calls`), for the paper page's links;
+    the calls are recorded in ``site.drawing`` under the notebook's figure folder."""
     import nbformat
 
     path, executed = executed_or_source(key, site.profile)
@@ -191,13 +462,38 @@ def stage_notebook(site: Site, key: str) -> bool:
         "(`build/<profile>/`) are not kept in the repository. Its results are the figures and scorecard rows "
         "of the paper page; run it with `make figures NB='" + key + "'` or open it with `make lab`.*"
     )
+    calls = _label_figure_cells(nb, key)
+    site.drawing.setdefault(key.split("/")[0], []).extend(calls)
     _ensure_title(nb, key)
     nb.cells.insert(1, nbformat.v4.new_markdown_cell(note))
     _drop_widgets(nb)
+    _relative_paths(nb)
     out = site.src / "notebooks" / f"{key}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, out)
     return executed
+
+
+def _label_figure_cells(nb, key: str) -> list[FigureCall]:  # noqa: ANN001
+    """Insert a MyST label (``(nbcell-...)=``) before every code cell that draws a figure; its figure calls.
+
+    Cells are numbered as in the notebook read, papermill's injected cell not counted (so that an executed copy
+    and the committed notebook give the same labels)."""
+    import nbformat
+
+    calls: list[FigureCall] = []
+    cells, index = [], 0
+    for cell in nb.cells:
+        injected = INJECTED_TAG in cell.get("metadata", {}).get("tags", [])
+        if cell.cell_type == "code" and not injected:
+            mine = figure_calls(cell.source, key, index)
+            if mine:
+                cells.append(nbformat.v4.new_markdown_cell(f"({cell_label(key, index)})="))
+                calls += mine
+        cells.append(cell)
+        index += 0 if injected else 1
+    nb.cells = cells
+    return calls
 
 
 def _ensure_title(nb, key: str) -> None:  # noqa: ANN001
@@ -213,31 +509,94 @@ def _ensure_title(nb, key: str) -> None:  # noqa: ANN001
 
 
 def _drop_widgets(nb) -> None:  # noqa: ANN001
-    """Remove interactive widget views (they need a live kernel); images, HTML and text outputs stay."""
+    """Remove interactive widget views (they need a live kernel) and keep the rest of each output.
+
+    An output is a bundle of representations of one object: an explorer's holds its widget view *and* a PNG of
+    its default state (and a text read-out).  Only the widget view is dropped; an output left with nothing to
+    show goes."""
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         kept = []
         for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            if WIDGET_MIME in data:
-                continue
+            data = output.get("data")
+            if data is not None and WIDGET_MIME in data:
+                data.pop(WIDGET_MIME)
+                if not data:
+                    continue
             kept.append(output)
         cell["outputs"] = kept
     nb.metadata.pop("widgets", None)
 
 
+def relative_text(text: str, root: Path = ROOT) -> str:
+    """``text`` with the absolute path of the repository (``root``) made relative: ``<root>/figures/x`` ->
+    ``figures/x``, ``<root>`` alone -> ``.``."""
+    base = str(root).rstrip("/")
+    return text.replace(base + "/", "").replace(base, ".")
+
+
+def _relative_paths(nb, root: Path = ROOT) -> None:  # noqa: ANN001
+    """Rewrite the repository's absolute path relative to it in every cell's source and text outputs (papermill's
+    injected ``figures_dir``, a warning's file name): no page shows the build machine's folders.  Papermill's
+    notebook metadata (its input and output paths) goes."""
+    nb.metadata.pop("papermill", None)
+    for cell in nb.cells:
+        cell.source = relative_text(cell.source, root)
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = relative_text(output["text"], root)
+            if "traceback" in output:
+                output["traceback"] = [relative_text(t, root) for t in output["traceback"]]
+            for mime, value in output.get("data", {}).items():
+                if mime.startswith("text/") or mime.endswith(("json", "+xml")):
+                    if isinstance(value, str):
+                        output["data"][mime] = relative_text(value, root)
+                    elif isinstance(value, list):
+                        output["data"][mime] = [relative_text(v, root) if isinstance(v, str) else v for v in value]
+
+
 def stage_figures(site: Site) -> None:
     """Copy the committed figure PNGs and CSVs (no PDFs, no Markdown) into ``<src>/figures``."""
-    for path in sorted(FIGURES.rglob("*")):
+    for path in sorted(site.figures.rglob("*")):
         if path.is_file() and path.suffix in (".png", ".csv") and not path.name.startswith("."):
-            target = site.src / "figures" / path.relative_to(FIGURES)
+            target = site.src / "figures" / path.relative_to(site.figures)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
 
 
-def figure_blocks(site: Site, folders: list[str], sub: str = "") -> list[str]:
-    """MyST figure directives for every PNG of ``figures/<sub>/<folder>/`` with links to its CSV."""
+# ------------------------------------------------------------------------------------------------
+# paper pages
+# ------------------------------------------------------------------------------------------------
+def claims_label(paper: str, notebook: str, profile: str = "quick") -> str:
+    """The label of a notebook's claims section on its paper's page."""
+    return f"claims-{'paper-' if profile == 'paper' else ''}{slug(paper)}-{slug(notebook)}"
+
+
+def figure_links(site: Site, paper: str, stem: str, folder: str, *, profile: str = "quick") -> str:
+    """The caption's links of one figure: the cell that draws it and the claims it decides (MyST)."""
+    call = drawn_by(site.drawing.get(folder, []), stem)
+    if call is None:
+        return "Drawing cell not found in this paper's notebooks."
+    nb = call.notebook
+    text = f"Drawn by {{ref}}`{nb}, cell {call.cell} <{call.label}>`"
+    owned = [n for n in site.notebooks if n.paper == paper and n.notebook == nb]
+    if not owned:
+        return text + "."
+    rows = site.rows_of(paper, profile=profile)
+    section_profile = profile if any(r["key"] in set(owned[0].keys) for r in rows) else "quick"
+    label = claims_label(paper, nb, section_profile)
+    keys = decided_keys(site, paper, nb, stem)
+    if not keys:
+        return text + f"; no claim names its figure: the claims its notebook checks are {{ref}}`here <{label}>`."
+    shown = ", ".join(f"`{k}`" for k in keys[:6]) + (f" and {len(keys) - 6} more" if len(keys) > 6 else "")
+    what = "claim" if len(keys) == 1 else f"{len(keys)} claims"
+    return text + f"; decides {{ref}}`{what} <{label}>`: {shown}."
+
+
+def figure_blocks(site: Site, paper: str, folders: list[str], sub: str = "") -> list[str]:
+    """MyST figure directives for every PNG of ``figures/<sub>/<folder>/``: links to its CSV, to the notebook cell
+    that draws it and to the claims it decides."""
     lines: list[str] = []
     staged = site.src / "figures"  # the staged copy: a figure written meanwhile by a running job is not half there
     base = staged / sub if sub else staged
@@ -252,8 +611,49 @@ def figure_blocks(site: Site, folders: list[str], sub: str = "") -> list[str]:
             caption = f"`{png.stem}`"
             if csv_path.exists():
                 caption += f" — plotted numbers: {{download}}`{csv_path.name} <{rel[:-4]}.csv>`"
+            caption += ". " + figure_links(site, paper, png.stem, folder, profile="paper" if sub else "quick")
             lines += [f"```{{figure}} {rel}", f":alt: {png.stem}", ":width: 100%", "", caption, "```", ""]
     return lines
+
+
+def findings_section(site: Site, paper: str) -> list[str]:
+    """The page's first section: the one-line verdict and each finding (kind, weight, sentence, rows, evidence)."""
+    lines = ["## Findings", "", f"**Verdict:** {md_text(site.verdict(paper))}.", ""]
+    if site.findings is None:
+        lines += ["```{note}", NO_FINDINGS_API.capitalize() + " (no `dpcore.papers.findings`): the verdict above "
+                  "comes from the counts of the scorecard below.", "```", ""]  # fmt: skip
+        return lines
+    mine = site.findings.of(paper)
+    if not mine:
+        lines += ["No finding is recorded for this paper yet (`FINDINGS` of its `claims.py`).", ""]
+        return lines
+    from dpcore.claims import finding_rows
+
+    items = []
+    for f in mine:
+        where = []
+        for profile in ("quick", "paper"):
+            rows = finding_rows(f, site.rows_of(paper, profile=profile))
+            if rows:
+                c = counts(rows)
+                spread = ", ".join(f"{c[s]} {status_label(s)}" for s in STATUSES if c[s])
+                where.append(f"{len(rows)} at the {profile} profile ({spread})")
+        weight = "changes a conclusion" if f.conclusion else "cosmetic"
+        keys = ", ".join(f"<code>{esc(k)}</code>" for k in f.keys)
+        items.append(
+            f'<li class="dpcore-finding" id="finding-{slug(paper)}-{slug(f.key)}">'
+            f'{status_cell(f.kind)} <span class="dpcore-weight dpcore-{"conclusion" if f.conclusion else "cosmetic"}">'
+            f"{weight}</span> {inline_code(esc(f.text))}"
+            f'<div class="dpcore-finding-meta">rows: {"; ".join(where) or "none in claims.csv"} · keys: {keys}'
+            f" · evidence: {inline_code(esc(f.evidence))}</div></li>"
+        )
+    lines += ["```{raw} html", '<ol class="dpcore-findings">', *items, "</ol>", "```", ""]
+    return lines
+
+
+def explanation_of(spec: Any) -> Any:
+    """The spec's explanation (``Erratum`` / ``NotReproduced`` / ``Inconclusive``) or None."""
+    return getattr(spec, "explanation", None)
 
 
 def paper_page(site: Site, paper: str, executed: Mapping[str, bool]) -> str:
@@ -263,15 +663,16 @@ def paper_page(site: Site, paper: str, executed: Mapping[str, bool]) -> str:
     heading = f"Paper {paper}: {SHORT[paper]}" if paper != "ref" else SHORT[paper]
     lines = [f"# {heading}", ""]
     if paper != "ref":
-        lines += [f"*{site.title(paper)}*", ""]
-    lines += [f"**Verdict:** {verdict(qc, pc)}.", "", f"- quick profile: {count_phrase(qc, 'quick')}."]
+        lines += [f"*{md_text(site.title(paper))}*", ""]
+    lines += findings_section(site, paper)
+    lines += ["## Counts", "", f"- quick profile: {count_phrase(qc, 'quick')}."]
     if pc:
         lines.append(f"- paper profile (`results/paper/`, `figures/paper/`): {count_phrase(pc, 'paper')}.")
     lines += [
         "",
         "Generated from `figures/claims.csv`"
         + (", `figures/paper/claims.csv`" if pc else "")
-        + " and the claim specifications in `dpcore/papers/*/claims.py` by `docs/build_site.py`.",
+        + " and the claim specifications and findings in `dpcore/papers/*/claims.py` by `docs/build_site.py`.",
         "",
         "## Notebooks",
         "",
@@ -280,7 +681,7 @@ def paper_page(site: Site, paper: str, executed: Mapping[str, bool]) -> str:
     for key in keys:
         topics = [nb.topic for nb in site.notebooks if nb.notebook == key and nb.paper == paper]
         state = "executed" if executed.get(key) else "source"
-        lines.append(f"- [`{key}`](../notebooks/{key}.ipynb) ({state}): {'; '.join(topics)}")
+        lines.append(f"- [`{key}`](../notebooks/{key}.ipynb) ({state}): {md_text('; '.join(topics))}")
     lines += ["", "```{toctree}", ":hidden:", ""] + [f"../notebooks/{k}" for k in keys] + ["```", ""]
 
     lines += ["## Scorecard", ""]
@@ -291,51 +692,80 @@ def paper_page(site: Site, paper: str, executed: Mapping[str, bool]) -> str:
         mine = [r for r in quick_rows if r["key"] in set(nb.keys)]
         c = counts(mine)
         topic_rows.append([esc(nb.topic), f"<code>{esc(nb.notebook)}</code>"] + [str(c[s]) for s in STATUSES])
-    lines.append(html_table(["topic", "notebook", *STATUSES], topic_rows))
-    lines += [
-        "Every claim at the quick profile (`figures/claims.csv`; the full note of each row is in the CSV):",
-        "",
-    ]
-    lines.append(_claims_table(quick_rows))
+    lines.append(html_table(["topic", "notebook", *(status_label(s) for s in STATUSES)], topic_rows))
+    lines += ["Every claim at the quick profile (`figures/claims.csv`; the full note of each row is in the CSV):", ""]
+    lines += _claims_by_notebook(site, paper, quick_rows, "quick", level="###")
     if paper_rows:
         lines += ["### Paper profile", "", "Rows of `figures/paper/claims.csv` (results of `results/paper/`):", ""]
-        lines.append(_claims_table(paper_rows))
+        lines += _claims_by_notebook(site, paper, paper_rows, "paper", level="####")
 
-    lines += ["## Errata", ""]
-    errata = [s for s in site.specs if s.paper == paper and s.erratum is not None]
-    if errata:
-        by_key = {r["key"]: r for r in quick_rows}
-        table = []
-        for spec in errata:
-            ours = by_key.get(spec.key, {})
-            table.append(
-                [
-                    f"<code>{esc(spec.key)}</code>",
-                    esc(spec.artifact),
-                    esc(short(str(spec.value))) + f"<br><small>{esc(spec.location)}</small>",
-                    esc(short(str(spec.erratum.expected))) + f" ({esc(spec.erratum.tolerance)})",
-                    esc(spec.erratum.evidence),
-                    esc(short(ours.get("our_value", ""))) + "<br>" + status_cell(ours.get("status", "not-run")),
-                ]
-            )
-        lines += [
-            f"{len(errata)} numbers of this paper that we believe are wrong, with the value we expect instead "
-            "(from the claim specifications; `figures/ERRATA.md` is the same list for all papers):",
-            "",
-            html_table(["key", "artifact", "printed (where)", "corrected", "evidence", "ours (quick)"], table),
-        ]
-    else:
-        lines += ["No erratum is pinned for this paper.", ""]
+    lines += _explanations(site, paper, quick_rows)
 
     folders = sorted({k.split("/")[0] for k in keys})
     lines += ["## Figures", "", "The committed figures of the quick profile (`figures/`)."]
     lines += ["Figures of training at reduced scale say so in their footer (**REDUCED SCALE**).", ""]
-    lines += figure_blocks(site, folders)
-    paper_figs = figure_blocks(site, folders, "paper")
+    lines += figure_blocks(site, paper, folders)
+    paper_figs = figure_blocks(site, paper, folders, "paper")
     if paper_figs:
         lines += ["## Figures at the paper profile", "", "Rendered from `results/paper/` (`figures/paper/`).", ""]
         lines += paper_figs
     return "\n".join(lines) + "\n"
+
+
+def _claims_by_notebook(site: Site, paper: str, rows: list[dict], profile: str, *, level: str) -> list[str]:
+    """One labelled section per notebook (the figures' links land there), its rows in a table."""
+    lines: list[str] = []
+    placed: set[str] = set()
+    for nb in site.notebooks:
+        if nb.paper != paper:
+            continue
+        mine = [r for r in rows if r["key"] in set(nb.keys)]
+        if not mine:
+            continue
+        placed.update(r["key"] for r in mine)
+        lines += [f"({claims_label(paper, nb.notebook, profile)})=", f"{level} {md_text(nb.topic)}", ""]
+        lines += [f"Checked by `{nb.notebook}`:", "", _claims_table(mine)]
+    rest = [r for r in rows if r["key"] not in placed]
+    if rest:
+        lines += [f"{level} Rows no notebook claims", "", _claims_table(rest)]
+    return lines
+
+
+def _explanations(site: Site, paper: str, quick_rows: list[dict]) -> list[str]:
+    """The claims whose miss is explained: errata, not reproduced, inconclusive (kind, evidence, ours)."""
+    lines = ["## Explanations", ""]
+    explained = [s for s in site.specs if s.paper == paper and explanation_of(s) is not None]
+    if not explained:
+        return lines + ["No claim of this paper carries an explanation (erratum, not reproduced, inconclusive).", ""]
+    by_key = {r["key"]: r for r in quick_rows}
+    covering = site.findings.of(paper) if site.findings is not None else []
+    table = []
+    for spec in explained:
+        why = explanation_of(spec)
+        ours = by_key.get(spec.key, {})
+        finding = next((f for f in covering if f.covers(spec.key)), None)
+        link = f'<a href="#finding-{slug(paper)}-{slug(finding.key)}">{esc(finding.key)}</a>' if finding else "—"
+        cells = [
+            f"<code>{esc(spec.key)}</code><br>{status_cell(type(why).status)}"
+            + (f"<br><small>finding: {link}</small>" if covering else ""),
+            esc(spec.artifact),
+            esc(short(str(spec.value))) + f"<br><small>{esc(spec.location)}</small>",
+            esc(short(str(why.expected))) + f" ({esc(why.tolerance)})",
+            inline_code(esc(why.evidence)),
+            esc(short(ours.get("our_value", ""))) + "<br>" + status_cell(ours.get("status", "not-run")),
+        ]
+        table.append(cells)
+    n = {k: sum(type(explanation_of(s)).status == k for s in explained) for k in ("erratum", "not-reproduced",
+                                                                                  "inconclusive")}  # fmt: skip
+    lines += [
+        f"{len(explained)} claims of this paper miss the printed value for a known reason: {n['erratum']} errata "
+        f"(the paper is wrong by its own formulas), {n['not-reproduced']} not reproduced (our runs do not reach "
+        f'it), {n["inconclusive"]} inconclusive (the data cannot decide). "Expected" is the corrected value of '
+        "an erratum, our committed value otherwise (`figures/ERRATA.md` is the same list for all papers):",
+        "",
+        html_table(["key", "artifact", "printed (where)", "expected", "evidence", "ours (quick)"], table),
+    ]
+    return lines
 
 
 def _claims_table(rows: list[dict]) -> str:
@@ -401,8 +831,9 @@ def verdicts_fragment(site: Site, *, links: bool = True) -> str:
         prows = site.rows_of(paper, profile="paper")
         pc = counts(prows) if prows else None
         name = f"[{paper}: {SHORT[paper]}](papers/{paper}.md)" if links else f"{paper}: {SHORT[paper]}"
+        line = site.verdict(paper).replace("|", "\\|").replace("\n", " ")
         lines.append(
-            f"| {name} | {verdict(qc, pc)} | {count_phrase(qc, 'quick')} | "
+            f"| {name} | {line} | {count_phrase(qc, 'quick')} | "
             + (count_phrase(pc, "paper") if pc else "no claim at this profile")
             + " |"
         )
@@ -475,7 +906,11 @@ def sharp_edges_fragment() -> str:
 
 def paper_mode_fragment(site: Site) -> str:
     """Examples of 'the paper's ε is not the run's ε', read from the claims (printed vs corrected)."""
-    wanted = [s for s in site.specs if s.paper == "000" and s.key.endswith(".epsilon_eq6") and s.erratum is not None]
+    wanted = [
+        s
+        for s in site.specs
+        if s.paper == "000" and s.key.endswith(".epsilon_eq6") and getattr(explanation_of(s), "status", "") == "erratum"
+    ]
     by_key = {r["key"]: r for r in site.rows_of("000")}
     lines = [
         "| row (paper 000) | ε the table prints | ε that eq. (6) guarantees at its σ | status |",
@@ -484,7 +919,8 @@ def paper_mode_fragment(site: Site) -> str:
     for spec in wanted[:4]:
         row = by_key.get(spec.key, {})
         lines.append(
-            f"| `{spec.key}` | {spec.value} | {float(spec.erratum.expected):.4g} | {row.get('status', 'not-run')} |"
+            f"| `{spec.key}` | {spec.value} | {float(explanation_of(spec).expected):.4g} | "
+            f"{status_label(row.get('status', 'not-run'))} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -518,6 +954,7 @@ def stage_explorers(site: Site) -> list[str]:
             ),
         )
         _drop_widgets(nb)
+        _relative_paths(nb)
         nbformat.write(nb, out)
         names.append(path.stem)
     return names
@@ -552,8 +989,9 @@ def explorers_fragment(names: list[str]) -> str:
 # ------------------------------------------------------------------------------------------------
 # main
 # ------------------------------------------------------------------------------------------------
-def stage(src: Path, profile: str) -> dict[str, float]:
-    """Write every source page into ``src`` (emptied first); the seconds each part took."""
+def stage(src: Path, profile: str, *, figures: Path = FIGURES) -> dict[str, float]:
+    """Write every source page into ``src`` (emptied first) from the claims and figures of ``figures``; the
+    seconds each part took."""
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     if src.exists():
@@ -565,7 +1003,7 @@ def stage(src: Path, profile: str) -> dict[str, float]:
             target = src / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-    site = Site(src, profile)
+    site = Site(src, profile, figures=figures)
     stage_figures(site)
     gen = src / "_generated"
     gen.mkdir()
@@ -612,10 +1050,10 @@ def update_readme(path: Path = ROOT / "README.md") -> bool:
     return new != text
 
 
-def build(out: Path, src: Path, profile: str = "quick", *, jobs: str = "1") -> int:
+def build(out: Path, src: Path, profile: str = "quick", *, jobs: str = "1", figures: Path = FIGURES) -> int:
     from sphinx.cmd.build import build_main
 
-    timings = stage(src, profile)
+    timings = stage(src, profile, figures=figures)
     t0 = time.perf_counter()
     doctrees = src.parent / (src.name + "-doctrees")
     rc = build_main(["-W", "--keep-going", "-q", "-j", jobs, "-b", "html", "-d", str(doctrees), str(src), str(out)])
@@ -634,11 +1072,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="quick", choices=("quick", "paper"), help="executed notebooks to use")
     parser.add_argument("--jobs", default="1", help="Sphinx parallel jobs")
     parser.add_argument("--readme", action="store_true", help="only rewrite README.md's verdict table")
+    parser.add_argument(
+        "--figures", type=Path, default=FIGURES, help="claims and figures to build from (default: figures/)"
+    )
     args = parser.parse_args(argv)
     if args.readme:
         print("README.md verdicts: " + ("updated" if update_readme() else "unchanged"))
         return 0
-    return build(args.out.resolve(), args.src.resolve(), args.profile, jobs=args.jobs)
+    return build(args.out.resolve(), args.src.resolve(), args.profile, jobs=args.jobs, figures=args.figures.resolve())
 
 
 if __name__ == "__main__":

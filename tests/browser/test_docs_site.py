@@ -1,7 +1,11 @@
 """The documentation site in a real browser: build it (``docs/build_site.py``, as ``make docs`` does) into a
 temporary folder, serve it on 127.0.0.1, open every page in Chromium (Playwright) and check that no page
 logs a console error or a page error, that no same-origin request fails, that every image loads, and that
-every internal link (and its #fragment) points at something that exists.
+every internal link (and its #fragment) points at something that exists; that at 1280 px nothing of a paper page
+or an explorer page scrolls sideways, that the explorer pages show their static figure, that every figure of a
+paper page links to the notebook cell that draws it, and that no page holds the checkout's absolute path.
+
+``DPCORE_DOCS_FIGURES`` (optional) names another figures tree to build from (``docs/build_site.py --figures``).
 
 Chromium and the session's ``browser`` come from ``tests/browser/conftest.py`` (it installs Chromium with
 ``make chromium`` when missing, and skips, saying why, only when it cannot).
@@ -33,8 +37,10 @@ def docs_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("docs")
     out, src = base / "html", base / "src"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
+    figures = os.environ.get("DPCORE_DOCS_FIGURES", str(ROOT / "figures"))
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "docs" / "build_site.py"), "--out", str(out), "--src", str(src)],
+        [sys.executable, str(ROOT / "docs" / "build_site.py"), "--out", str(out), "--src", str(src)]
+        + ["--figures", figures],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -198,3 +204,81 @@ def test_docs_site_content_comes_from_the_data(docs_build: Path) -> None:
         html = docs_build / "explore" / f"{nb.stem}.html"
         assert html.is_file(), f"explorer {nb.name} has no page"
         assert "Static default state" in html.read_text(encoding="utf-8")
+
+
+def test_no_page_holds_the_checkouts_absolute_path(docs_build: Path) -> None:
+    """Papermill's injected ``figures_dir`` and any printed path are made relative to the repository."""
+    found = [
+        p.relative_to(docs_build).as_posix()
+        for p in sorted(docs_build.rglob("*"))
+        if p.is_file() and p.suffix in (".html", ".txt", ".js", ".ipynb") and str(ROOT) in p.read_text(errors="replace")
+    ]
+    assert not found, f"{len(found)} file(s) of the site hold {ROOT}: {found[:10]}"
+
+
+#: what overflows an element's box sideways (the main column, the page, each table and the box around it)
+_OVERFLOW_JS = """() => {
+  const main = document.querySelector('main#main-content');
+  const article = document.querySelector('article.bd-article');
+  const out = [];
+  const check = (what, el) => {
+    if (el.scrollWidth > el.clientWidth + 1) out.push(`${what}: scrollWidth ${el.scrollWidth} > ${el.clientWidth}`);
+  };
+  check('document', document.documentElement);
+  check('main', main);
+  check('article', article);
+  const right = article.getBoundingClientRect().right;
+  document.querySelectorAll('article.bd-article table').forEach((t, i) => {
+    check(`table ${i} box`, t.parentElement);
+    const r = t.getBoundingClientRect().right;
+    if (r > right + 1) out.push(`table ${i} ends at ${r.toFixed(0)} px, the column at ${right.toFixed(0)} px`);
+  });
+  return {problems: out, tables: document.querySelectorAll('article.bd-article table').length};
+}"""
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [*(f"papers/{p}.html" for p in ("000", "001", "002", "003", "004")), "explore/dpsgd.html", "api/experiments.html"],
+)
+def test_nothing_scrolls_sideways_at_1280_px(docs_build: Path, docs_url: str, browser, screens, rel: str) -> None:  # noqa: ANN001
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{docs_url}/{rel}", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
+        result = page.evaluate(_OVERFLOW_JS)
+        page.screenshot(path=str(screens / f"docs_1280_{rel.replace('/', '_')}.png"), full_page=False)
+        if rel.startswith("papers/"):
+            assert result["tables"] >= 3, f"{rel}: expected its claim tables, found {result['tables']}"
+        assert not result["problems"], f"{rel} at 1280 px: " + "; ".join(result["problems"])
+    finally:
+        context.close()
+
+
+def test_an_explorer_page_shows_its_static_figure(docs_build: Path, docs_url: str, page) -> None:  # noqa: ANN001
+    """The explorer's default state as a rendered image (the PNG stored beside its widget view), loaded."""
+    page.goto(f"{docs_url}/explore/dpsgd.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+    page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=PAGE_TIMEOUT_MS)
+    images = page.evaluate(
+        "Array.from(document.querySelectorAll('article.bd-article .cell_output img'))"
+        ".map(i => ({src: i.currentSrc, width: i.naturalWidth, shown: i.getBoundingClientRect().width}))"
+    )
+    assert images, "explore/dpsgd.html shows no rendered figure in its cell outputs"
+    assert all(i["width"] > 100 and i["shown"] > 100 for i in images), images
+
+
+def test_paper_pages_lead_with_findings_and_link_figures_to_their_cells(docs_build: Path) -> None:
+    """The first section of a paper page is its findings; each figure's caption links into the notebook cell that
+    draws it (the link test above checks that the cell's anchor exists)."""
+    import re
+
+    for paper in ("000", "001", "002", "003", "004"):
+        text = (docs_build / "papers" / f"{paper}.html").read_text(encoding="utf-8")
+        headings = re.findall(r"<h2[^>]*>(.*?)<", text)
+        assert headings and headings[0].startswith("Findings"), f"papers/{paper}.html starts with {headings[:2]}"
+        captions = re.findall(r"<figcaption>(.*?)</figcaption>", text, flags=re.S)
+        linked = [c for c in captions if re.search(r'href="\.\./notebooks/[^"#]+\.html#nbcell-', c)]
+        assert captions and len(linked) == len(captions) == text.count("<figure "), (
+            f"papers/{paper}.html: {len(linked)} of {len(captions)} figures link to their cell"
+        )
