@@ -72,6 +72,7 @@ __all__ = [
     "MIN_RTOL",
     "LabelledEpsilon",
     "resolve_steps",
+    "default_method",
     "method_label",
     "describe",
     "dpsgd_epsilon",
@@ -194,6 +195,29 @@ def _check_dataset_size(dataset_size: int | None) -> int | None:
     return None if dataset_size is None else check_positive_int("dataset_size", dataset_size)
 
 
+def default_method(sampling: str) -> str:
+    """The tightest rigorous method that accounts for ``sampling``: PLD for Poisson, RDP for fixed-size batches
+    (Wang, Balle, Kasiviswanathan 2019, Thm 9; dp_accounting's PLD has no fixed-size event).  Shuffling has
+    none here (``ValueError``: use :mod:`dpcore.accounting.shuffled` or ``epsilon_for_record``)."""
+    check_sampling(sampling)
+    for method in RIGOROUS:  # ordered tightest first
+        if method in _SUPPORTED[sampling]:
+            return method
+    raise ValueError(
+        f"sampling={sampling!r} has no subsampling accountant here; use dpcore.accounting.shuffled (or "
+        "epsilon_for_record) for shuffled batches"
+    )
+
+
+def _method_for(method: str | None, sampling: str) -> tuple[str, str]:
+    """(method, what the label says about the choice): ``None`` picks :func:`default_method`."""
+    if method is None:
+        chosen = default_method(sampling)
+        return chosen, f"default for sampling={sampling!r}: {chosen}, the tightest rigorous method that supports it; "
+    _check_sampling(method, sampling)
+    return method, ""
+
+
 def _check_sampling(method: str, sampling: str) -> None:
     check_choice("method", method, METHODS)
     check_sampling(sampling)
@@ -251,7 +275,7 @@ def dpsgd_epsilon(
     steps: int | None = None,
     epochs: float | None = None,
     delta: float,
-    method: str = "pld",
+    method: str | None = None,
     sampling: str = "poisson",
     dataset_size: int | None = None,
     noise_convention: str = "standard",
@@ -262,13 +286,14 @@ def dpsgd_epsilon(
     accounts fixed-size batches of q·n records (``dataset_size`` n) under replace-one neighbours: the Gaussian's
     multiplier is σ/2 against the sensitivity 2C.  ``noise_convention="replace_one"`` says the noise std is
     2σC instead (van Dijk et al.'s N(0, (2Cσ)²)).  See the module docstring for the methods.  Returns a
-    :class:`LabelledEpsilon`.  Raises ``ValueError`` for bad input (σ outside
+    :class:`LabelledEpsilon`; ``method=None`` (the default) runs :func:`default_method` of the sampling (PLD for
+    Poisson, RDP for fixed-size batches) and the description says so.  Raises ``ValueError`` for bad input (σ outside
     :data:`NOISE_MULTIPLIER_RANGE` included) and for a sampling the method cannot account for.
     """
     sigma = _check_noise_multiplier(noise_multiplier)
     q = check_rate("sample_rate", sample_rate)
     delta = check_open_unit("delta", delta)
-    _check_sampling(method, sampling)
+    method, chosen = _method_for(method, sampling)
     check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
     dataset_size = _check_dataset_size(dataset_size)
     steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)
@@ -285,7 +310,7 @@ def dpsgd_epsilon(
         value,
         rigorous=method not in APPROXIMATE,
         method=method,
-        description=describe(method, sampling, noise_convention),
+        description=chosen + describe(method, sampling, noise_convention),
     )
 
 
@@ -296,7 +321,7 @@ def dpsgd_noise_multiplier(
     steps: int | None = None,
     epochs: float | None = None,
     delta: float,
-    method: str = "pld",
+    method: str | None = None,
     sampling: str = "poisson",
     dataset_size: int | None = None,
     noise_convention: str = "standard",
@@ -305,7 +330,8 @@ def dpsgd_noise_multiplier(
     """Smallest σ (to ``rtol`` relative, in [:data:`MIN_RTOL`, 1) = [1e-12, 1)) with ε <= ``target_epsilon``.
 
     σ in the caller's ``noise_convention`` (noise std σ·C by default; 2σC for ``"replace_one"``), for
-    ``sampling`` as in :func:`dpsgd_epsilon`.  Give ``steps`` or ``epochs`` (converted as the trainer does).
+    ``sampling`` as in :func:`dpsgd_epsilon` (``method=None``: :func:`default_method`).  Give ``steps`` or
+    ``epochs`` (converted as the trainer does).
     One calibrator (:func:`dpcore.accounting.calibrate.smallest_sigma`) keeps the returned σ feasible:
     ``dpsgd_epsilon(σ, …) <= target_epsilon`` always (calibration never overshoots).
     """
@@ -313,7 +339,7 @@ def dpsgd_noise_multiplier(
     q = check_rate("sample_rate", sample_rate)
     delta = check_open_unit("delta", delta)
     rtol = check_rtol(rtol)
-    _check_sampling(method, sampling)
+    method, _ = _method_for(method, sampling)
     check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
     dataset_size = _check_dataset_size(dataset_size)
     steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)

@@ -183,6 +183,7 @@ class GaussianMixture:
 
         n = check_positive_int("n", n)
         p = check_range("p", p, 0.0, 1.0)
+        sigma = check_positive("sigma", sigma)
         mean, sd = n * p, math.sqrt(n * p * (1 - p))
         if 120 * sd + 121 > 4 * MAX_COMPONENTS:
             raise ValueError(

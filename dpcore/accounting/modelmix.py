@@ -559,6 +559,10 @@ def schedule_epsilon(
     return rdp_to_epsilon(a, values, delta, conversion=conversion)
 
 
+#: The noise multipliers :func:`noise_multiplier_for_epsilon` searches.
+_Z_RANGE = (0.02, 1e4)
+
+
 def noise_multiplier_for_epsilon(
     target_epsilon: float,
     *,
@@ -632,8 +636,17 @@ def noise_multiplier_for_epsilon(
             bound=bound,
         )
 
+    floor = eps(_Z_RANGE[0])
+    if floor <= target:  # no z in the accountant's range is needed: say so, rather than blame a z never passed
+        raise ValueError(
+            f"target_epsilon={target:g} cannot be calibrated: it is above ε = {floor:.6g}, the privacy cost of the "
+            f"smallest noise multiplier this accountant evaluates (z = {_Z_RANGE[0]:g}; its range is "
+            f"[{_Z_RANGE[0]:g}, {_Z_RANGE[1]:g}]), so every z in the range meets it; give a target_epsilon "
+            f"below {floor:.6g}"
+        )
     try:
-        return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=0.02, sigma_max=1e4, below_min="raise")
+        return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=_Z_RANGE[0], sigma_max=_Z_RANGE[1],
+                              below_min="raise")  # fmt: skip
     except ValueError as exc:  # add the setting: which input made the target unreachable
         raise ValueError(
             f"{exc} (calibrating at n={n}, batch_size={batch_size}, steps={steps}, delta={delta}, clip={clip}, "

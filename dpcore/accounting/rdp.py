@@ -42,12 +42,16 @@ __all__ = [
     "RDP_ORDERS",
     "CONVERSIONS",
     "check_orders",
+    "MAX_ORDER",
     "subsampled_gaussian_rdp",
     "rdp_curve",
     "rdp_to_epsilon",
 ]
 
 #: Opacus' default orders (1.1 … 10.9 in steps of 0.1, then 12 … 63), as used by the legacy numbers.
+#: The largest order :func:`subsampled_gaussian_rdp` evaluates (each order costs about α terms; 10⁴ takes
+#: milliseconds, while 10¹² would allocate terabytes).  The library's orders go up to 256 (paper 000: 512).
+MAX_ORDER = 10_000.0
 RDP_ORDERS: tuple[float, ...] = tuple([1 + x / 10 for x in range(1, 100)] + list(range(12, 64)))
 CONVERSIONS = ("balle", "mironov")
 RDP_SAMPLINGS = ("poisson", "fixed")
@@ -64,8 +68,10 @@ _PLAIN_ENOUGH = 1e-2  # log-moments above this are summed directly (relative rou
 MIN_NOISE, MAX_NOISE = 1e-100, 1e100
 
 
-def check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool = False) -> np.ndarray:
-    """``orders`` as a 1-D float array of finite numbers > 1 (integers when ``integer``)."""
+def check_orders(
+    orders: Sequence[float] | np.ndarray, *, integer: bool = False, maximum: float | None = None
+) -> np.ndarray:
+    """``orders`` as a 1-D float array of finite numbers > 1 (integers when ``integer``), at most ``maximum``."""
     if not isinstance(integer, (bool, np.bool_)):
         raise ValueError(f"integer must be True or False, got {integer!r}")
     if isinstance(orders, (str, bytes)) or orders is None:
@@ -75,6 +81,11 @@ def check_orders(orders: Sequence[float] | np.ndarray, *, integer: bool = False)
         raise ValueError(f"orders must be a non-empty 1-D sequence of finite numbers > 1, got {orders!r}")
     if integer and np.any(a != np.round(a)):
         raise ValueError(f"orders must be integers here, got {orders!r}")
+    if maximum is not None and np.any(a > maximum):
+        raise ValueError(
+            f"orders must be in (1, {maximum:g}]: the subsampled Gaussian's RDP sums about α terms per order "
+            f"(a binomial expansion or quadrature), got a largest order of {a.max():g}"
+        )
     return a
 
 
@@ -257,7 +268,7 @@ def subsampled_gaussian_rdp(
             f"noise_multiplier must make the Gaussian's multiplier lie in [{MIN_NOISE:g}, {MAX_NOISE:g}], got "
             f"noise_multiplier={noise_multiplier} (multiplier {z:g})"
         )
-    a = check_orders(orders)
+    a = check_orders(orders, maximum=MAX_ORDER)
     for name, value in (("dataset_size", dataset_size), ("batch_size", batch_size)):
         if value is not None:
             check_positive_int(name, value)

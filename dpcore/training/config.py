@@ -97,6 +97,47 @@ NOISE_PLACEMENTS = ("algorithm1", "authors_8186d9f", "authors_93f6075", "bc_divi
 AUTHORS_SAMPLINGS = ("shuffle", "fixed")
 
 
+#: The device types a run may ask for ("auto": CUDA when available, else the CPU).
+DEVICE_TYPES = ("cpu", "cuda", "mps")
+
+
+def _check_device(device: object) -> None:
+    """``device`` is "auto", or a torch device string / object of a type in :data:`DEVICE_TYPES` ("cuda:1")."""
+    import torch
+
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str):
+        raise ValueError(f"device must be 'auto' or a device of type {', '.join(DEVICE_TYPES)}; got {device!r}")
+    if device == "auto":
+        return
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError) as exc:
+        raise ValueError(f"device must be 'auto' or one of {', '.join(DEVICE_TYPES)} (e.g. 'cuda:0'); got "
+                         f"{device!r}") from exc  # fmt: skip
+    if kind not in DEVICE_TYPES:
+        raise ValueError(f"device must be 'auto' or one of {', '.join(DEVICE_TYPES)} (e.g. 'cuda:0'); got {device!r}")
+
+
+def _check_lr(lr: object) -> None:
+    """``lr``: a finite step size > 0, a schedule dict (checked by building it) or a schedule object."""
+    from dpcore.training.schedules import schedule_from_dict
+
+    if isinstance(lr, bool):
+        raise ValueError(f"lr must be a number in (0, inf), a schedule dict or a schedule object; got {lr!r}")
+    if isinstance(lr, numbers.Real):
+        check_positive("lr", lr)
+        return
+    if isinstance(lr, dict):
+        try:
+            schedule_from_dict(lr)
+        except TypeError as exc:  # unknown or missing keys of the schedule's constructor
+            raise ValueError(f"lr: the schedule dict {lr!r} is not valid: {exc}") from exc
+        return
+    if not callable(getattr(lr, "lr", None)):
+        raise ValueError(f"lr must be a number in (0, inf), a schedule dict or a schedule object; got {lr!r}")
+
 @dataclass(frozen=True)
 class AccountedNoise:
     """The mechanism a round really runs, in the run record's terms (see :meth:`TrainConfig.accounted`).
@@ -163,6 +204,8 @@ class TrainConfig:
         check_choice("engine", self.engine, ENGINES)
         self.noise_multiplier = check_nonnegative("noise_multiplier", self.noise_multiplier)
         self.clip_norm = check_positive("clip_norm", self.clip_norm, allow_inf=True)
+        _check_device(self.device)
+        _check_lr(self.lr)
         if self.clipping == "none":
             if self.noise_multiplier != 0:
                 raise ValueError("clipping='none' (non-private) needs noise_multiplier=0")

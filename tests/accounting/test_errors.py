@@ -1,0 +1,52 @@
+"""Errors a person can act on (issue 43): each a ValueError naming the parameter, raised within a second."""
+
+import time
+
+import numpy as np
+import pytest
+
+from dpcore.accounting import dpsgd, modelmix, rdp
+from dpcore.accounting.mixture import GaussianMixture
+
+
+def _fast(fn, match):
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=match) as info:
+        fn()
+    assert time.perf_counter() - start < 1.0
+    return str(info.value)
+
+
+@pytest.mark.parametrize("orders", [[1e12], [2.0, rdp.MAX_ORDER + 1]])
+def test_orders_beyond_the_supported_range_are_refused(orders):
+    msg = _fast(lambda: rdp.subsampled_gaussian_rdp(orders, noise_multiplier=1.0, sample_rate=0.01), "orders")
+    assert f"{rdp.MAX_ORDER:g}" in msg
+    assert rdp.subsampled_gaussian_rdp([rdp.MAX_ORDER], noise_multiplier=1.0, sample_rate=0.01)[0] > 0
+
+
+@pytest.mark.parametrize("sigma", [None, "abc", 1 + 2j, [], np.array([1.0, 2.0]), 0.0, -1.0, np.nan])
+def test_binomial_mixture_validates_sigma(sigma):
+    _fast(lambda: GaussianMixture.binomial(10, 0.1, sigma), "sigma")
+
+
+def test_an_unreachable_modelmix_target_says_which_and_why():
+    msg = _fast(
+        lambda: modelmix.noise_multiplier_for_epsilon(1e308, n=50_000, batch_size=1000, steps=100, delta=1e-5),
+        "target_epsilon",
+    )
+    assert "1e+308" in msg and "smallest noise multiplier" in msg and "noise_multiplier=0.02" not in msg
+
+
+def test_fixed_sampling_with_the_default_method_picks_the_tightest_rigorous_one():
+    eps = dpsgd.dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, sampling="fixed", dataset_size=1000)
+    explicit = dpsgd.dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, sampling="fixed",
+                                   dataset_size=1000, method="rdp")  # fmt: skip
+    assert eps == explicit and eps.method == "rdp" and eps.rigorous
+    assert "default for sampling='fixed': rdp" in eps.description
+    assert dpsgd.default_method("poisson") == "pld" and dpsgd.default_method("fixed") == "rdp"
+    sigma = dpsgd.dpsgd_noise_multiplier(2.0, sample_rate=0.01, steps=100, delta=1e-5, sampling="fixed",
+                                         dataset_size=1000, rtol=1e-2)  # fmt: skip
+    assert dpsgd.dpsgd_epsilon(sigma, sample_rate=0.01, steps=100, delta=1e-5, sampling="fixed",
+                               dataset_size=1000) <= 2.0  # fmt: skip
+    with pytest.raises(ValueError, match="shuffle"):
+        dpsgd.default_method("shuffle")
