@@ -36,7 +36,14 @@ from scipy.special import gammaln, logsumexp
 
 from dpcore.accounting.events import check_sampling, effective_noise_multiplier
 from dpcore.accounting.gaussian import as_real_array
-from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
+from dpcore.validation import (
+    check_choice,
+    check_open_unit,
+    check_positive,
+    check_positive_int,
+    check_range,
+    check_rate,
+)
 
 __all__ = [
     "RDP_ORDERS",
@@ -81,6 +88,8 @@ def check_orders(
         raise ValueError(f"orders must be a non-empty 1-D sequence of finite numbers > 1, got {orders!r}")
     if integer and np.any(a != np.round(a)):
         raise ValueError(f"orders must be integers here, got {orders!r}")
+    if maximum is not None:
+        maximum = check_range("maximum", maximum, 1.0, math.inf)
     if maximum is not None and np.any(a > maximum):
         raise ValueError(
             f"orders must be in (1, {maximum:g}]: the subsampled Gaussian's RDP sums about α terms per order "
