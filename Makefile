@@ -65,7 +65,7 @@ bench: $(STAMP)
 
 # Jupyter generates a random token and prints the full URL with it.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
+	$(VENV)/bin/jupyter lab --config=etc/jupyter_server_config.py --ip=127.0.0.1 --no-browser --allow-root  # saves without outputs; browser shows notebooks/ and build/scratch/
 
 # The explorer notebooks (notebooks/explore/) as dashboards, code hidden; outputs go to build/scratch/, never figures/.
 EXPLORE_PORT ?= 8866
