@@ -583,9 +583,11 @@ def figure_links(site: Site, paper: str, stem: str, folder: str, *, profile: str
     owned = [n for n in site.notebooks if n.paper == paper and n.notebook == nb]
     if not owned:
         return text + "."
-    rows = site.rows_of(paper, profile=profile)
-    section_profile = profile if any(r["key"] in set(owned[0].keys) for r in rows) else "quick"
-    label = claims_label(paper, nb, section_profile)
+    mine = set(owned[0].keys)
+    sections = [p for p in (profile, "quick") if any(r["key"] in mine for r in site.rows_of(paper, profile=p))]
+    if not sections:  # a section per notebook exists only where claims.csv has its rows
+        return text + "; its notebook's claims have no row in claims.csv yet."
+    label = claims_label(paper, nb, sections[0])
     keys = decided_keys(site, paper, nb, stem)
     if not keys:
         return text + f"; no claim names its figure: the claims its notebook checks are {{ref}}`here <{label}>`."
@@ -1010,7 +1012,8 @@ def stage(src: Path, profile: str, *, figures: Path = FIGURES) -> dict[str, floa
     executed: dict[str, bool] = {}
     for paper in site.papers():
         for key in site.notebook_keys(paper):
-            executed[key] = stage_notebook(site, key)
+            if key not in executed:  # a notebook of two papers (the audit) is staged once
+                executed[key] = stage_notebook(site, key)
     timings["stage"] = time.perf_counter() - t0
     (src / "papers").mkdir(exist_ok=True)
     for paper in site.papers():

@@ -29,6 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_TIMEOUT_MS = 30_000
+#: the figures tree the site is built from (its claims.csv is what the pages must count)
+FIGURES = Path(os.environ.get("DPCORE_DOCS_FIGURES", str(ROOT / "figures")))
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def docs_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("docs")
     out, src = base / "html", base / "src"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    figures = os.environ.get("DPCORE_DOCS_FIGURES", str(ROOT / "figures"))
+    figures = str(FIGURES)
     proc = subprocess.run(
         [sys.executable, str(ROOT / "docs" / "build_site.py"), "--out", str(out), "--src", str(src)]
         + ["--figures", figures],
@@ -190,13 +192,13 @@ def test_docs_site_content_comes_from_the_data(docs_build: Path) -> None:
     import csv
 
     index = (docs_build / "index.html").read_text(encoding="utf-8")
-    rows = list(csv.DictReader((ROOT / "figures" / "claims.csv").open(encoding="utf-8")))
+    rows = list(csv.DictReader((FIGURES / "claims.csv").open(encoding="utf-8")))
     for paper in sorted({r["paper"] for r in rows}):
         assert f"papers/{paper}.html" in index, f"no verdict row links paper {paper}"
         n = sum(r["paper"] == paper and r["source"] != "consistency" for r in rows)
         assert f" of {n} reproduced" in index, f"paper {paper}: the landing page does not count its {n} claims"
     page = (docs_build / "papers" / "003.html").read_text(encoding="utf-8")
-    pngs = sorted((ROOT / "figures" / "003_shuffling_batch_clipping").glob("*.png"))
+    pngs = sorted((FIGURES / "003_shuffling_batch_clipping").glob("*.png"))
     assert pngs
     for png in pngs:
         assert png.stem in page, f"papers/003.html does not show {png.name}"
