@@ -50,6 +50,7 @@ import math
 import numbers
 import os
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -725,7 +726,8 @@ def verdict_line(paper: str, findings: Iterable[Finding], rows: Iterable[Mapping
             parts.append(f.short)
     differs = sum(r.get("status") == "differs" for r in rows)
     if differs:
-        parts.append(f"{differs} row{'s' if differs > 1 else ''} differ, not yet investigated")
+        said = f"{differs} rows differ" if differs > 1 else "1 row differs"
+        parts.append(f"{said}, not yet investigated")
     return "; ".join(parts) if parts else "no finding yet"
 
 
@@ -1041,28 +1043,30 @@ def scorecard_markdown(
     parts = [
         f"# Scorecard: the papers' claims vs dpcore (profile {profile})",
         "",
-        "Each paper: its verdict in one line, then its findings (one root cause each: *erratum* = the paper is "
-        "wrong by its own formulas, rerun by a computation; *not reproduced* = our runs do not reach the printed "
-        "value at the printed ε; *inconclusive* = the data cannot decide). Details per finding: `ERRATA.md`.",
+        "Each paper: its verdict in one line, then its findings, one root cause each (*erratum*: the paper is "
+        "wrong by its own formulas, rerun by a computation;",
+        "*not reproduced*: our runs do not reach the printed value at the printed ε; *inconclusive*: the data "
+        "cannot decide). Details per finding: `ERRATA.md`.",
         "",
     ]
     by_paper = {p: [r for r in rows if r["paper"] == p] for p in papers}
     for paper in papers:
         mine = by_paper[paper]
         title = titles.get(paper, "")
-        name = f"**{paper}**" if paper != "ref" else "**Reference publications**"
+        name = f"**Paper {paper}**" if paper != "ref" else "**Reference publications**"
         named = f"{name} ({title})" if title and paper != "ref" else name
-        parts.append(f"- {named}: {verdict_line(paper, findings, mine)}.")
+        parts += _wrapped(f"- {named}: {verdict_line(paper, findings, mine)}.", "  ")
         for f in (f for f in findings if f.paper == paper):
             covered = finding_rows(f, mine, table)
             ran = [r for r in covered if r["status"] != "not-run"]
             if f.kind == "not-run":
-                parts.append(f"  - *not run* ({len(covered)} rows): {f.text}")
+                parts += _wrapped(f"  - *not run* ({len(covered)} rows): {f.text}", "    ")
                 continue
             if not ran:
                 continue
             weight = "changes a conclusion" if f.conclusion else "cosmetic"
-            parts.append(f"  - *{f.kind.replace('-', ' ')}* ({weight}; {len(ran)} row{'s' * (len(ran) > 1)}): {f.text}")
+            plural = "s" * (len(ran) > 1)
+            parts += _wrapped(f"  - *{f.kind.replace('-', ' ')}* ({weight}; {len(ran)} row{plural}): {f.text}", "    ")
     parts += [
         "",
         f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}. "
@@ -1083,6 +1087,12 @@ def scorecard_markdown(
         parts += _paper_section(paper, by_paper[paper], table, titles.get(paper, ""), topic_of,
                                 [f for f in findings if f.paper == paper], gpu_keys.get(paper, ()))  # fmt: skip
     return "\n".join(parts) + "\n"
+
+
+def _wrapped(text: str, indent: str, width: int = 200) -> list[str]:
+    """``text`` as Markdown lines of at most ``width`` characters, continuation lines indented by ``indent`` (one
+    list item or paragraph when rendered)."""
+    return textwrap.wrap(text, width=width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
 
 
 def _row_line(row: Mapping, reason: str = "") -> str:
@@ -1111,7 +1121,7 @@ def _paper_section(
         covered = [r for r in finding_rows(f, rows, table) if r["status"] != "not-run"]
         if not covered:
             continue
-        lines += [f"**{f.kind.replace('-', ' ')}**: {f.text}", "", "| key | printed | ours | status |",
+        lines += [*_wrapped(f"**{f.kind.replace('-', ' ')}**: {f.text}", ""), "", "| key | printed | ours | status |",
                   "|---|---|---|---|", *(_row_line(r) for r in covered), ""]  # fmt: skip
         shown.update(r["key"] for r in covered)
     rest = [r for r in rows if r["status"] not in ("reproduced", "not-run") and r["key"] not in shown]
