@@ -16,8 +16,12 @@ from dpcore.claims import (
     ClaimsLog,
     ClaimSpec,
     Erratum,
+    Explanation,
+    Finding,
+    Inconclusive,
     Interval,
     NotebookClaims,
+    NotReproduced,
     collect,
     compute_status,
     format_value,
@@ -30,10 +34,10 @@ from dpcore.claims import (
 )
 
 
-def spec(value=1.26, *, key="k", rtol=0.0, atol=0.0, erratum=None, scale="any", source="printed", note=""):
+def spec(value=1.26, *, key="k", rtol=0.0, atol=0.0, explanation=None, scale="any", source="printed", note=""):
     return ClaimSpec(
         "000", key, "Table 3", "epsilon", value, source, "Table 3, row 1, p. 12",
-        rtol=rtol, atol=atol, erratum=erratum, scale=scale, note=note,
+        rtol=rtol, atol=atol, explanation=explanation, scale=scale, note=note,
     )  # fmt: skip
 
 
@@ -56,10 +60,52 @@ def test_nan_of_any_float_type_is_not_run(nan):
 
 def test_erratum_is_a_dataclass_not_a_flag():
     # old code: erratum=False was accepted and turned a miss into "differs-explained" with note "False"
-    with pytest.raises(ValueError, match="erratum"):
-        spec(1.5, erratum=False)
-    with pytest.raises(ValueError, match="erratum"):
-        spec(1.5, erratum="s = 1267 gives 1.2498")
+    with pytest.raises(ValueError, match="explanation must be an Erratum, NotReproduced, Inconclusive or None"):
+        spec(1.5, explanation=False)
+    with pytest.raises(ValueError, match="explanation must be an Erratum"):
+        spec(1.5, explanation="s = 1267 gives 1.2498")
+
+
+def test_explanation_base_is_refused_and_each_kind_gives_its_status():
+    with pytest.raises(ValueError, match="not the Explanation base class"):
+        Explanation(1.25, "evidence")
+    kinds = {Erratum: "erratum", NotReproduced: "not-reproduced", Inconclusive: "inconclusive"}
+    for kind, status in kinds.items():
+        why = kind(1.25, "ours, three seeds", rtol=1e-3)
+        assert why.status == status
+        explained = spec(1.5, rtol=1e-3, explanation=why)
+        assert compute_status(explained, 1.2501) == status and compute_status(explained, 1.4) == "differs"
+        assert compute_status(explained, 1.5) == "reproduced"
+        row = ClaimsLog().check(explained, 1.2501)
+        assert row.status == status and row.note.startswith(f"{status}: ours matches the expected 1.25 (rel 0.001); ")
+        miss = ClaimsLog().check(explained, 1.4)
+        assert miss.note.startswith(f"{status}: ours does NOT match the expected 1.25")
+    assert NotReproduced(0.7428, "ours", readings=("as printed: 74.28 %",), closest="as printed").readings
+    with pytest.raises(ValueError, match="readings"):
+        NotReproduced(0.7428, "ours", readings=["as printed"])
+    with pytest.raises(ValueError, match="readings"):
+        NotReproduced(0.7428, "ours", readings=("",))
+    with pytest.raises(ValueError, match="closest"):
+        NotReproduced(0.7428, "ours", closest=None)
+    with pytest.raises(ValueError, match="floor"):
+        Inconclusive(True, "ours", floor=0.2)
+    with pytest.raises(ValueError, match="summary"):
+        Inconclusive(True, "ours", summary="x" * (REASON_CHARS + 1))
+    assert Erratum(1.0, "e", by="dpcore.claims:compute_status").by
+    with pytest.raises(ValueError, match="module:function"):
+        Erratum(1.0, "e", by="compute_status")
+
+
+def test_inconclusive_from_the_data_overrides_the_value():
+    s = spec(1.5, rtol=1e-3)
+    row = ClaimsLog().check(s, 1.5, inconclusive="every run ends below 20 %, twice chance")
+    assert row.status == "inconclusive" and row.note.startswith("inconclusive: every run ends below 20 %")
+    assert compute_status(s, 1.5, inconclusive=True) == "inconclusive"
+    assert compute_status(s, None, inconclusive=True) == "not-run"  # nothing ran: nothing to decide
+    assert compute_status(spec(1.5, scale="full"), 1.5, reduced=True, inconclusive=True) == "not-run"
+    assert ClaimsLog().check(s, 1.5, inconclusive="").status == "reproduced"
+    with pytest.raises(ValueError, match="inconclusive"):
+        ClaimsLog().check(s, 1.5, inconclusive=True)
 
 
 def test_string_value_refuses_tolerance():
@@ -86,8 +132,8 @@ def test_bool_only_equals_bool():
 
 def test_erratum_explains_only_its_expected_value():
     # old code: any erratum string made every miss "differs-explained"
-    wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, "Thm 3.1 with s = 1267 gives 1.2498", rtol=1e-3))
-    assert compute_status(wrong, 1.2497) == "differs-explained"
+    wrong = spec(1.5, rtol=1e-3, explanation=Erratum(1.2498, "Thm 3.1 with s = 1267 gives 1.2498", rtol=1e-3))
+    assert compute_status(wrong, 1.2497) == "erratum"
     assert compute_status(wrong, 1.4) == "differs"
     assert compute_status(wrong, 1.5004) == "reproduced"  # the printed value wins when we match it
     miss = ClaimsLog().check(wrong, 1.4)
@@ -97,9 +143,9 @@ def test_erratum_explains_only_its_expected_value():
 
 
 def test_erratum_uses_its_own_tolerance():
-    loose = spec(1.5, rtol=0.1, erratum=Erratum(1.0, "evidence", atol=1e-6))
+    loose = spec(1.5, rtol=0.1, explanation=Erratum(1.0, "evidence", atol=1e-6))
     assert compute_status(loose, 1.05) == "differs"  # within the spec's rtol of 1.0 but not the erratum's
-    assert compute_status(loose, 1.0000005) == "differs-explained"
+    assert compute_status(loose, 1.0000005) == "erratum"
 
 
 # --- the remaining rules ---------------------------------------------------------------------------
@@ -144,7 +190,9 @@ def test_full_scale_claims_are_not_run_when_reduced():
         ({"rtol": True}, "rtol"),
         ({"scale": "half"}, "scale"),
         ({"note": None}, "note"),
-        ({"erratum": Erratum(1.26, "same value")}, "no erratum"),
+        ({"explanation": Erratum(1.26, "same value")}, "ours would reproduce it"),
+        ({"explanation": NotReproduced(1.26, "same value")}, "ours would reproduce it"),
+        ({"explanation": "s = 1267"}, "explanation must be"),
     ],
 )
 def test_spec_validation(kwargs, match):
@@ -197,7 +245,7 @@ def test_check_validates_profile_and_replaces_a_rechecked_key():
 
 
 def test_statuses_are_the_vocabulary():
-    assert STATUSES == ("reproduced", "differs-explained", "differs", "not-run")
+    assert STATUSES == ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
 
 
 @given(
@@ -233,8 +281,11 @@ def test_csv_round_trip_and_scorecard(tmp_path):
     assert [r["profile"] for r in rows] == ["quick"] * 3
     assert rows[0]["our_value"] == "1.2586" and rows[0]["source"] == "reference" and rows[0]["key"] == "a"
     card = scorecard_markdown(rows)
-    assert "| 000 | 1 | 0 | 1 | 1 | 0/0 | 3 |" in card
-    assert "**Paper 000**: 1 of 3 reproduced, **1 differ unexplained**, 1 not run here." in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 1 | 1 | 0/0 | 3 |" in card
+    assert "\n1 of 3 reproduced, **1 differ unexplained**, 1 not run here.\n" in card
+    assert "- **Paper 000**: 1 row differs, not yet investigated." in card
+    assert "| b | 17.9 | 20 | **differs** | matches neither the paper (rel 0.01) |" in card
+    assert "- reduced at this profile (other claims): 1 — `c`" in card
 
 
 def test_scorecard_refuses_unknown_status():
@@ -386,11 +437,10 @@ def test_interval_is_compared_as_a_range():
     widened = spec(Interval(18, 22), atol=1)
     assert compute_status(widened, 23) == "reproduced" and compute_status(widened, 23.01) == "differs"
     assert widened.tolerance == "in range, abs 1 at each end" and naive.tolerance == "in range"
-    assert compute_status(spec(Interval(0.1, 0.3), erratum=Erratum(0.012, "ours, per silo", atol=1e-3)), 0.0121) == (
-        "differs-explained"
-    )
-    with pytest.raises(ValueError, match="no erratum"):
-        spec(Interval(0.1, 0.3), erratum=Erratum(0.2, "inside the range"))
+    per_silo = spec(Interval(0.1, 0.3), explanation=Erratum(0.012, "ours, per silo", atol=1e-3))
+    assert compute_status(per_silo, 0.0121) == "erratum"
+    with pytest.raises(ValueError, match="ours would reproduce it"):
+        spec(Interval(0.1, 0.3), explanation=Erratum(0.2, "inside the range"))
     with pytest.raises(ValueError, match="our_value"):
         values_match(1.0, Interval(0.0, 2.0))
 
@@ -418,7 +468,7 @@ def test_consistency_rows_are_counted_apart_in_the_scorecard():
     log.check(spec(1.0, key="printed"), 1.0)
     card = scorecard_markdown(log.to_rows())
     assert "1 of 1 reproduced, 1/1 consistency checks hold" in card
-    assert "| 000 | 1 | 0 | 0 | 0 | 1/1 | 2 |" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 | 2 |" in card
 
 
 def test_notebook_claims_validation_and_of():
@@ -446,7 +496,7 @@ def test_unchecked_lists_what_a_notebook_has_not_reported():
 def test_short_reason_is_one_line_from_the_erratum_or_the_note():
     evidence = ("Thm 3.1 with s = 1267 gives eps = 1.2498 (see Fig. 2 and eq. (6)); the printed 1.5 needs s = 1500. "
                 "More text follows.")  # fmt: skip
-    wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, evidence, rtol=1e-3))
+    wrong = spec(1.5, rtol=1e-3, explanation=Erratum(1.2498, evidence, rtol=1e-3))
     row = ClaimsLog().check(wrong, 1.2497).__dict__
     assert short_reason(row, wrong) == "Thm 3.1 with s = 1267 gives eps = 1.2498 (see Fig. 2 and eq. (6))"
     reduced = ClaimsLog().check(spec(0.9, scale="full"), 0.8312345, reduced=True).__dict__
@@ -456,39 +506,75 @@ def test_short_reason_is_one_line_from_the_erratum_or_the_note():
     long = ClaimsLog().check(spec(), None, note="x" * 500).__dict__
     assert len(short_reason(long)) == REASON_CHARS and short_reason(long).endswith("…")
     miss = ClaimsLog().check(wrong, 1.4).__dict__
-    assert short_reason(miss, wrong) == "matches neither the paper (rel 0.001) nor the erratum's 1.2498"
+    assert short_reason(miss, wrong) == "matches neither the paper (rel 0.001) nor the erratum value 1.2498"
+    unreached = spec(1.5, rtol=1e-3, explanation=NotReproduced(0.7428, "ours ends at 74.28 %; more", rtol=1e-3))
+    assert short_reason(ClaimsLog().check(unreached, 0.7428).__dict__, unreached) == "ours ends at 74.28 %"
+    assert short_reason(ClaimsLog().check(unreached, 0.7428).__dict__) == "ours ends at 74.28 %"  # from the note
+    assert short_reason(ClaimsLog().check(unreached, 0.5).__dict__, unreached) == (
+        "matches neither the paper (rel 0.001) nor the not-reproduced value 0.7428"
+    )
 
 
 def test_scorecard_of_every_real_claim_stays_short():
-    """The worst case: every claim with an erratum differs-explained, every other not run with a long note.
+    """The worst case: every claim with an explanation matches it, every other not run with a long note.
 
-    The bound grows with the number of claims (at most 46 bytes per claim; 45 until issue 22's eighth Table I
-    erratum row took it to 45.1): the scorecard is a summary, one short row per erratum and grouped keys for the
-    rest; the full notes live in claims.csv."""
-    from dpcore.papers import all_specs, notebook_claims, titles
+    The bound grows with the number of claims and the papers' findings: at most 30 bytes per claim (a short row
+    per explained claim under its finding, grouped keys for the rest; the full notes live in claims.csv) plus each
+    finding's sentence twice (the paper's lead and its section) and its short clause once (the verdict line).
+    Before issue 41 (reasons per row, no findings) it was 46 bytes per claim."""
+    from dpcore.claims import verdict_line
+    from dpcore.papers import all_specs, findings, gpu_keys, notebook_claims, titles
 
     log = ClaimsLog()
     for s in all_specs():
-        if s.erratum is not None:
-            log.check(s, s.erratum.expected, note="n" * 400)
+        if s.explanation is not None:
+            log.check(s, s.explanation.expected, note="n" * 400)
         else:
             log.check(s, None, note="full-scale claim; at reduced scale ours = 0.123456789; " + "n" * 400)
-    card = scorecard_markdown(log.to_rows(), specs=all_specs(), notebooks=notebook_claims(), titles=titles())
-    assert len(card.encode()) < 46 * len(all_specs()) and max(len(line) for line in card.splitlines()) <= 300
-    assert card.splitlines()[2].startswith(f"{len(all_specs())} claims checked at the quick profile")
+    rows = log.to_rows()
+    card = scorecard_markdown(rows, specs=all_specs(), notebooks=notebook_claims(), titles=titles(),
+                              findings=findings(), gpu_keys=gpu_keys())  # fmt: skip
+    text = sum(2 * len(f.text.encode()) + len(f.short.encode()) for f in findings())
+    assert len(card.encode()) < 30 * len(all_specs()) + text
+    lines = card.splitlines()
+    assert max(len(line) for line in lines) <= 300
+    assert sum(line.startswith("- **") for line in lines) == len({s.paper for s in all_specs()})
+    flat = " ".join(card.split())  # the verdicts and findings are wrapped over Markdown lines
+    for paper in {s.paper for s in all_specs()}:  # a verdict line is the paper's findings' clauses, nothing more
+        assert f": {verdict_line(paper, findings(), rows)}." in flat, paper
+    # here only explained rows ran: every not-run finding and every finding over explained claims is shown
+    explained = [s for s in all_specs() if s.explanation is not None]
+    shown = [
+        f for f in findings() if f.kind == "not-run" or any(s.paper == f.paper and f.covers(s.key) for s in explained)
+    ]
+    assert shown and all(" ".join(f.text.split()) in flat for f in shown)
+    assert any(line.startswith(f"{len(all_specs())} claims checked at the quick profile") for line in lines)
     assert "- **Paper 001** (Lowy & Razaviyayn" in card
+    assert "n" * 100 not in card and "0.123456789" not in card  # notes stay in claims.csv
 
 
 def test_a_not_run_row_does_not_claim_to_miss_its_erratum():
-    wrong = spec(1.5, rtol=1e-3, erratum=Erratum(1.2498, "Thm 3.1 with s = 1267 gives eps = 1.2498", rtol=1e-3))
+    wrong = spec(1.5, rtol=1e-3, explanation=Erratum(1.2498, "Thm 3.1 with s = 1267 gives eps = 1.2498", rtol=1e-3))
     row = ClaimsLog().check(wrong, None, note="ε = 6 not in the quick grid")
     assert row.status == "not-run" and row.note == "ε = 6 not in the quick grid"
 
 
-def test_scorecard_says_as_above_for_a_repeated_reason():
+def test_scorecard_writes_a_shared_reason_once_under_its_finding():
+    specs = [spec(1.5, key=k, rtol=1e-3, explanation=Erratum(1.25, "s = 1267 gives 1.25", rtol=1e-3)) for k in "ab"]
     log = ClaimsLog()
-    for key in ("a", "b"):
-        log.check(spec(1.5, key=key, rtol=1e-3, erratum=Erratum(1.25, "s = 1267 gives 1.25", rtol=1e-3)), 1.25)
-    card = scorecard_markdown(log.to_rows())
+    for s in specs:
+        log.check(s, 1.25)
+    # rows under no finding carry their reason
+    card = scorecard_markdown(log.to_rows(), specs=specs)
     assert "| a | 1.5 | 1.25 | erratum | s = 1267 gives 1.25 |" in card
-    assert "| b | 1.5 | 1.25 | erratum | as above |" in card
+    assert "| b | 1.5 | 1.25 | erratum | s = 1267 gives 1.25 |" in card
+    # under a finding, its sentence leads the paper and heads the rows (once each), the rows carry none
+    found = Finding("000", "wrong_s", "erratum", "Table 3 takes s = 1267 where eq. (6) gives 1500.",
+                    "Table 3's s is wrong", False, ("a", "b"), "Thm 3.1")  # fmt: skip
+    card = scorecard_markdown(log.to_rows(), specs=specs, findings=[found])
+    assert "- **Paper 000**: Table 3's s is wrong." in card
+    assert "  - *erratum* (cosmetic; 2 rows): Table 3 takes s = 1267 where eq. (6) gives 1500." in card
+    assert "**erratum**: Table 3 takes s = 1267 where eq. (6) gives 1500.\n" in card
+    assert card.count("Table 3 takes s = 1267") == 2 and "s = 1267 gives 1.25" not in card
+    assert "| a | 1.5 | 1.25 | erratum |\n| b | 1.5 | 1.25 | erratum |\n" in card
+    assert "Not under a finding" not in card
