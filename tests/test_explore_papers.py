@@ -95,3 +95,22 @@ def test_every_explorer_builds_without_error_and_reports_its_latency(build):
     explorer = build()
     assert not explorer.error and explorer.png.startswith(b"\x89PNG")
     assert 0 < explorer.last_seconds < 30  # measured latencies are in the report; this catches a hang
+
+
+def test_shuffling_shows_the_shuffled_runs_three_numbers_and_labels_the_subsampling_value():
+    from dpcore.accounting.shuffle_lower import shuffled_epsilons
+
+    view = shuffling.compute(sampling="shuffle", clipping="batch", g=1, E=5, sigma=2.0, batch=1024, delta=1e-5)
+    assert "NOT this shuffled run" in view.labels["eps[A0]"]
+    assert "NOT valid for shuffling" in view.labels["eps[poisson]"]
+    assert "LOWER" in view.labels["eps[lower:replace-one]"] and "replace-one" in view.labels["eps[lower:replace-one]"]
+    assert "UPPER" in view.labels["eps[upper]"]
+    lib = shuffled_epsilons(2.0, rounds_per_epoch=shuffling.N // 1024, epochs=5, delta=1e-5)
+    assert view.values["eps[upper]"] == pytest.approx(lib.upper) == pytest.approx(view.values["eps[A1]"], rel=1e-6)
+    assert view.values["eps[poisson]"] == pytest.approx(lib.poisson)
+    for key in ("eps[lower:replace-one]", "eps[lower:chua]"):  # coarser grid: still below the library's bound
+        assert 0 < view.values[key] <= max(lib.lower.values()) + 1e-9 and view.values[key] < view.values["eps[upper]"]
+    sub = shuffling.compute(sampling="fixed", clipping="batch", g=1, E=5, sigma=2.0, batch=1024, delta=1e-5)
+    assert "eps[lower:chua]" not in sub.values and "NOT" not in sub.labels["eps[A0]"]
+    grouped = shuffling.compute(sampling="shuffle", clipping="batch", g=2, E=5, sigma=2.0, batch=1024, delta=1e-5)
+    assert "eps[poisson]" not in grouped.values and any("g = 1 only" in n for n in grouped.notes)

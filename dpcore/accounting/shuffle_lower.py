@@ -19,20 +19,26 @@ E_P[(1 − e^{ε−L})₊]), and the E epochs are composed exactly on that grid 
 computed and the larger δ kept.  The result is a lower bound on the δ(ε) -- hence on the ε(δ) -- of the mechanism,
 up to floating-point error, for any neighbouring pair that yields (P, Q).
 
-Pairs: :data:`DIRAC_PAIR` (a, a') = (1, 0) is the replace-one Dirac canary of :mod:`dpcore.audit.shuffled` in
-sensitivity units (its gradient +G against −G moves one round by 2C against noise 2Cσ, i.e. by 1 against σ after a
-common shift), realisable by paper 003's Algorithm 1 with shuffling; :data:`CHUA_PAIR` (2, 1) is the pair of Chua et
-al.'s code (google-research ``dpsgd_batch_sampler_accounting``, class ``ShuffleAccountant``), kept for comparison.
+Pairs (shifts in units of the sensitivity 2C of paper 003's Algorithm 1, noise σ per unit): :data:`REPLACE_ONE_PAIR`
+(a, a') = (1, 0) is the strongest replace-one pair of Algorithm 1 -- every other sample's clipped gradient −C, the
+differing sample's +C against −C, so the round holding it moves by 2C against the rest in P and not at all in Q
+(with batch clipping a canary gradient large enough that its batch's clipped mean is +C does the same);
+:data:`DIRAC_PAIR` (½, −½) is the Dirac canary of :mod:`dpcore.audit.shuffled` (±G, every other gradient 0), weaker;
+:data:`CHUA_PAIR` (2, 1) is the pair of Chua et al.'s code (google-research ``dpsgd_batch_sampler_accounting``, class
+``ShuffleAccountant``: others −1, the differing input 1 against 0, in units of C with noise multiplier σ -- the
+zero-out neighbouring relation of standard DP-SGD, the convention of a Poisson number computed at the same σ); it is
+not realisable under Algorithm 1's replace-one relation at its σ (a shift of 2 units would need a 4C move).
 With b = 1 round per epoch both pairs are the Gaussian G_{1/σ} per epoch, so the bound meets the A_1 upper bound
 G_{√E/σ} there (tests).
 
->>> round(shuffle_lower_epsilon(2.0, rounds_per_epoch=1, epochs=4, delta=1e-5), 2)  # = ε(G_1) = 4.36 within grid
-4.36
+>>> round(shuffle_lower_epsilon(2.0, rounds_per_epoch=1, epochs=4, delta=1e-5), 2)  # ε(G_1) = 4.377 (grid)
+4.38
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -40,10 +46,25 @@ from scipy import signal, stats
 
 from dpcore.validation import check_open_unit, check_positive, check_positive_int
 
-__all__ = ["DIRAC_PAIR", "CHUA_PAIR", "shuffle_lower_delta", "shuffle_lower_epsilon"]
+__all__ = [
+    "REPLACE_ONE_PAIR",
+    "DIRAC_PAIR",
+    "CHUA_PAIR",
+    "PAIR_NAMES",
+    "ShuffledEpsilons",
+    "shuffle_lower_delta",
+    "shuffle_lower_epsilon",
+    "shuffled_epsilons",
+]
 
+REPLACE_ONE_PAIR = (1.0, 0.0)
 DIRAC_PAIR = (0.5, -0.5)
 CHUA_PAIR = (2.0, 1.0)
+PAIR_NAMES = {
+    REPLACE_ONE_PAIR: "replace-one pair (+C vs −C, others −C; realisable by Algorithm 1)",
+    DIRAC_PAIR: "Dirac canary pair (±C, others 0; dpcore.audit.shuffled)",
+    CHUA_PAIR: "Chua et al.'s pair (means (2, 1): zero-out neighbours at multiplier σ)",
+}
 
 
 def _check_pair(pair: tuple[float, float]) -> tuple[float, float]:
@@ -163,3 +184,70 @@ def shuffle_lower_epsilon(
         else:
             hi = mid
     return lo
+
+
+@dataclass(frozen=True)
+class ShuffledEpsilons:
+    """The three numbers of one shuffled run (issue 42; ``docs/sharp_edges.md``), each an ε at ``delta``.
+
+    ``poisson``: Poisson subsampling at q = 1/b for T = E·b steps (PLD) -- what is often reported for a shuffled
+    run, and NOT valid for shuffling (Chua et al. 2024 show the true ε can exceed it); ``lower``: pair name ->
+    this module's lower bound for shuffling under that neighbouring pair (the true ε is at least this, for a
+    mechanism that realises the pair); ``upper``: the A_1 analysis G_{√E/σ} of paper 003 (Lemma F.2, g = 1), the
+    rigorous upper bound.
+    """
+
+    sigma: float
+    rounds_per_epoch: int
+    epochs: int
+    delta: float
+    poisson: float
+    lower: dict[str, float]
+    upper: float
+
+    def rows(self) -> list[dict[str, object]]:
+        """(what, ε, status) rows in reading order: Poisson, each lower bound, upper bound."""
+        rows = [{"what": f"Poisson accounting at q = 1/b = 1/{self.rounds_per_epoch}", "epsilon": self.poisson,
+                 "status": "often reported; NOT valid for shuffling"}]  # fmt: skip
+        rows += [{"what": f"lower bound for shuffling, {name}", "epsilon": value,
+                  "status": "lower bound (Chua et al. 2024): the true ε is at least this"}
+                 for name, value in self.lower.items()]  # fmt: skip
+        rows.append({"what": "A_1 analysis G_{√E/σ} (paper 003, Lemma F.2)", "epsilon": self.upper,
+                     "status": "rigorous upper bound"})  # fmt: skip
+        return rows
+
+
+def shuffled_epsilons(
+    sigma: float,
+    *,
+    rounds_per_epoch: int,
+    epochs: int,
+    delta: float,
+    pairs: tuple[tuple[float, float], ...] = (REPLACE_ONE_PAIR, CHUA_PAIR),
+    grid: float = 5e-4,
+    slices: int = 4000,
+) -> ShuffledEpsilons:
+    """Poisson accounting, the shuffled lower bound (:func:`shuffle_lower_epsilon`) under each of ``pairs`` and
+    the A_1 upper bound of E = ``epochs`` epochs of b = ``rounds_per_epoch`` shuffled rounds with noise σ per unit
+    sensitivity (one differentiating sample, g = 1).  Poisson: :func:`dpcore.accounting.dpsgd.dpsgd_epsilon` (PLD)
+    at q = 1/b, T = E·b, multiplier σ (Chua et al. 2024 compare both samplers at the same σ); upper: ε(G_{√E/σ})
+    (van Dijk et al., Lemma F.2).  Raises ``ValueError`` naming a bad parameter."""
+    from dpcore.accounting.dpsgd import dpsgd_epsilon
+    from dpcore.accounting.gaussian import epsilon_from_mu
+
+    sigma = check_positive("sigma", sigma)
+    rounds = check_positive_int("rounds_per_epoch", rounds_per_epoch)
+    epochs = check_positive_int("epochs", epochs)
+    delta = check_open_unit("delta", delta)
+    if not isinstance(pairs, tuple) or not pairs:
+        raise ValueError(f"pairs must be a non-empty tuple of (a, a') pairs, got {pairs!r}")
+    lower = {PAIR_NAMES.get(p, f"pair {p}"): float(shuffle_lower_epsilon(
+        sigma, rounds_per_epoch=rounds, epochs=epochs, delta=delta, pair=_check_pair(p), grid=grid, slices=slices))
+        for p in pairs}  # fmt: skip
+    upper = float(epsilon_from_mu(math.sqrt(epochs) / sigma, delta))
+    if rounds == 1:  # q = 1: no subsampling, the Gaussian itself
+        poisson = upper
+    else:
+        poisson = float(dpsgd_epsilon(sigma, sample_rate=1.0 / rounds, steps=epochs * rounds, delta=delta,
+                                      method="pld"))  # fmt: skip
+    return ShuffledEpsilons(sigma, rounds, epochs, delta, poisson, lower, upper)

@@ -64,3 +64,22 @@ def test_refuses_bad_input(kwargs, name):
     args = dict(sigma=1.0, rounds_per_epoch=2, epochs=1, epsilon=1.0) | kwargs
     with pytest.raises(ValueError, match=name):
         shuffle_lower_delta(**args)
+
+
+def test_three_numbers_of_a_shuffled_run_are_ordered_and_labelled():
+    from dpcore.accounting.shuffle_lower import REPLACE_ONE_PAIR, shuffled_epsilons
+
+    r = shuffled_epsilons(2.0, rounds_per_epoch=10, epochs=5, delta=1e-5)
+    assert r.upper == pytest.approx(epsilon_from_mu(math.sqrt(5) / 2.0, 1e-5))
+    # the replace-one pair (1, 0) moves the differing round further than the Dirac pair (½, −½): a larger bound
+    dirac = shuffle_lower_epsilon(2.0, rounds_per_epoch=10, epochs=5, delta=1e-5, pair=DIRAC_PAIR)
+    low = shuffle_lower_epsilon(2.0, rounds_per_epoch=10, epochs=5, delta=1e-5, pair=REPLACE_ONE_PAIR)
+    assert dirac < low == max(v for k, v in r.lower.items() if "replace-one" in k)
+    assert all(0 < v <= r.upper for v in r.lower.values()) and 0 < r.poisson < r.upper
+    rows = r.rows()
+    assert "NOT valid" in rows[0]["status"] and "upper" in rows[-1]["status"]
+    assert all("lower bound" in row["status"] for row in rows[1:-1]) and len(rows) == 2 + len(r.lower)
+    with pytest.raises(ValueError, match="pairs"):
+        shuffled_epsilons(2.0, rounds_per_epoch=10, epochs=5, delta=1e-5, pairs=())
+    with pytest.raises(ValueError, match="delta"):
+        shuffled_epsilons(2.0, rounds_per_epoch=10, epochs=5, delta=0.0)

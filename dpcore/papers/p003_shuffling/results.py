@@ -35,6 +35,7 @@ __all__ = [
     "containment_table",
     "a0_a1_table",
     "table3_privacy",
+    "shuffled_three_numbers",
     "group_table",
     "h_series_table",
     "thinning_table",
@@ -141,6 +142,27 @@ def table3_privacy(*, sigma: float = SIGMA, E: int = EPOCHS, batches=BATCHES, de
     """The privacy column the paper's Table 3 lacks: A_1 and A_0 ε(δ) of every run, MNIST and CIFAR-10 N."""
     return pd.concat([a0_a1_table(E_values=[E], batches=batches, sigma=sigma, N=n, delta=delta, pld_grid=pld_grid)
                       for n in (N_MNIST, N_CIFAR)], ignore_index=True)
+
+
+def shuffled_three_numbers(*, sigma: float = SIGMA, E: int = EPOCHS, N: int = N_MNIST, batches=BATCHES,
+                           delta: float = DELTA) -> pd.DataFrame:
+    """Each shuffled Table 3 setting's three numbers (issue 42;
+    :func:`~dpcore.accounting.shuffle_lower.shuffled_epsilons`): Poisson accounting at q = 1/b (often reported, NOT
+    valid for shuffling), the lower bounds for shuffling of Chua et al. 2024 under the replace-one pair Algorithm 1
+    realises and under Chua et al.'s own pair, and the A_1 upper bound G_{√E/σ} (Lemma F.2).  One row per |S_b|
+    (b = ⌊N/|S_b|⌋ rounds per epoch)."""
+    from dpcore.accounting import shuffle_lower as sl
+    from dpcore.accounting.shuffled import rounds_per_epoch
+
+    rows = []
+    for batch in batches:
+        three = sl.shuffled_epsilons(sigma, rounds_per_epoch=rounds_per_epoch(N, batch), epochs=E, delta=delta)
+        lower = {name: three.lower[sl.PAIR_NAMES[pair]] for name, pair in
+                 (("replace_one", sl.REPLACE_ONE_PAIR), ("chua_pair", sl.CHUA_PAIR))}  # fmt: skip
+        rows.append({"N": N, "batch": batch, "rounds_per_epoch": three.rounds_per_epoch, "E": E, "sigma": sigma,
+                     "poisson_not_valid": three.poisson, "lower_replace_one": lower["replace_one"],
+                     "lower_chua_pair": lower["chua_pair"], "upper_A1": three.upper})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def group_table(*, sigma: float = SIGMA, E: int = EPOCHS, N: int = N_MNIST, batch: int = 256, g_max: int = 2000,
