@@ -89,7 +89,7 @@ def test_table2_calibration_and_same_noise_plain_epsilon():
     kw = dict(n=50_000, batch_size=1500, steps=3500, delta=1e-5, conversion="mironov")
     z = mm.noise_multiplier_for_epsilon(8.0, clip=20, tau=0.15, linf_blocks=100, bound="modelmix", **kw)
     assert z == pytest.approx(0.3416, abs=1e-4)
-    assert mm.dpsgd_epsilon(noise_multiplier=z, **kw) == pytest.approx(329.8, rel=2e-3)
+    assert mm.regular_dpsgd_epsilon(noise_multiplier=z, **kw) == pytest.approx(329.8, rel=2e-3)
 
 
 def test_splitting_the_l2_budget_lowers_epsilon():
@@ -265,7 +265,7 @@ settings_kw = dict(
 def test_modelmix_never_above_same_noise_dpsgd(z, q, tau, p):
     n = 10_000
     kw = dict(n=n, batch_size=q * n, steps=500, noise_multiplier=z, delta=1e-5)
-    plain = mm.dpsgd_epsilon(orders=mm.default_orders(p), **kw)
+    plain = mm.regular_dpsgd_epsilon(orders=mm.default_orders(p), **kw)
     assert mm.epsilon(clip=5.0, tau=tau, linf_blocks=p, **kw) <= plain * (1 + 1e-9)
 
 
@@ -347,7 +347,7 @@ def test_example_31_clipping_bias():
 def test_literal_sum_form_gives_no_amplification():
     """Reading Algorithm 1's τ/η with no factor B gives ε ≈ 200 for every τ (the reading Fig. 3 rules out)."""
     kw = dict(n=50_000, batch_size=1000, steps=5000, noise_multiplier=Z_Q002, clip=20, delta=1e-5, conversion="mironov")
-    plain = mm.dpsgd_epsilon(**{k: v for k, v in kw.items() if k != "clip"})
+    plain = mm.regular_dpsgd_epsilon(**{k: v for k, v in kw.items() if k != "clip"})
     literal = mm.epsilon(tau=0.3, form="sum", **kw)
     assert plain == pytest.approx(200.0, abs=0.05)
     assert literal == pytest.approx(plain, rel=0.02)

@@ -211,11 +211,12 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "modelmix.log_moments": dict(ks=[2, 3], noise=1.0, width=0.5),
         A + "modelmix.step_rdp": dict(orders=[2.0, 3.0], sample_rate=0.01, noise_multiplier=1.0, width=0.5),
         A + "modelmix.default_orders": dict(linf_blocks=None),
+        A + "modelmix.ModelMixSetting": dict(n=1000, batch_size=10.0, noise_multiplier=1.0, clip=1.0, tau=0.1),
         A + "modelmix.rdp": dict(MM),
         A + "modelmix.epsilon": dict(MM, delta=1e-5),
         A + "modelmix.epsilon_curve": dict({k: v for k, v in MM.items() if k != "steps"}, steps=[10, 50], delta=1e-5),
-        A + "modelmix.dpsgd_rdp": dict(n=1000, batch_size=10.0, steps=50, noise_multiplier=1.0),
-        A + "modelmix.dpsgd_epsilon": dict(n=1000, batch_size=10.0, steps=50, noise_multiplier=1.0, delta=1e-5),
+        A + "modelmix.regular_dpsgd_rdp": dict(n=1000, batch_size=10.0, steps=50, noise_multiplier=1.0),
+        A + "modelmix.regular_dpsgd_epsilon": dict(n=1000, batch_size=10.0, steps=50, noise_multiplier=1.0, delta=1e-5),
         A + "modelmix.schedule_rdp": dict(
             phases=[(25, 0.1), (25, 0.05)], n=1000, batch_size=10.0, noise_multiplier=1.0, clip=1.0
         ),

@@ -49,8 +49,10 @@ integers 2..64 for p > 1 (:data:`INTEGER_ORDERS`), the grids that reproduce the 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import gammaln, log_ndtr, logsumexp
@@ -73,6 +75,7 @@ __all__ = [
     "DEFAULT_ORDERS",
     "INTEGER_ORDERS",
     "BOUNDS",
+    "ModelMixSetting",
     "envelope_width",
     "log_mixture_density",
     "log_moments",
@@ -81,8 +84,8 @@ __all__ = [
     "rdp",
     "epsilon",
     "epsilon_curve",
-    "dpsgd_rdp",
-    "dpsgd_epsilon",
+    "regular_dpsgd_rdp",
+    "regular_dpsgd_epsilon",
     "schedule_rdp",
     "schedule_epsilon",
     "noise_multiplier_for_epsilon",
@@ -310,44 +313,115 @@ def default_orders(linf_blocks: int | None = None) -> np.ndarray:
     return np.asarray(DEFAULT_ORDERS if p == 1 else INTEGER_ORDERS, dtype=float)
 
 
-def _check_setting(n: int, batch_size: float, noise_multiplier: float, clip: float, tau: float, linf_blocks):
-    n = check_positive_int("n", n)
-    batch_size = check_positive("batch_size", batch_size)
-    if batch_size > n:
-        raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
-    noise_multiplier = check_positive("noise_multiplier", noise_multiplier)
-    clip = check_positive("clip", clip)
-    tau = check_nonnegative("tau", tau)
-    p = 1 if linf_blocks is None else check_positive_int("linf_blocks", linf_blocks)
-    if p > MAX_LINF_BLOCKS:
-        raise ValueError(f"linf_blocks must be an integer in [1, {MAX_LINF_BLOCKS}], got {p}")
-    if batch_size / n == 0.0:
-        raise ValueError(f"batch_size/n underflows to 0: batch_size={batch_size}, n={n}")
-    return n, batch_size, noise_multiplier, clip, tau, p
+@dataclass(frozen=True)
+class ModelMixSetting:
+    """One DP-SGD + ModelMix setting in the paper's units, validated at construction (``ValueError`` naming the field).
+
+    ``n`` examples, expected batch ``batch_size`` (Poisson, q = batch_size/n), ``noise_multiplier`` z = σ/c of the
+    summed gradient, ℓ2 clip bound ``clip`` c, ``tau`` = τ/η of the averaged update (``tau=0.15`` means τ = 0.15η)
+    and ``linf_blocks`` p of Algorithm 2 (``None``: ℓ2 clipping only, stored as 1).  The accountant's functions
+    pass this one value along (:func:`per_step_rdp`, :func:`rdp`, :func:`epsilon_curve`, :func:`schedule_rdp`);
+    :meth:`replace` gives a validated copy with some fields changed (a τ phase, a calibrated z).
+
+    >>> ModelMixSetting(n=50_000, batch_size=1000, noise_multiplier=1.0, clip=20, tau=0.15).sample_rate
+    0.02
+    """
+
+    n: int
+    batch_size: float
+    noise_multiplier: float
+    clip: float = 1.0
+    tau: float = 0.0
+    linf_blocks: int | None = None
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        n = check_positive_int("n", self.n)
+        batch_size = check_positive("batch_size", self.batch_size)
+        if batch_size > n:
+            raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
+        set_(self, "n", n)
+        set_(self, "batch_size", batch_size)
+        set_(self, "noise_multiplier", check_positive("noise_multiplier", self.noise_multiplier))
+        set_(self, "clip", check_positive("clip", self.clip))
+        set_(self, "tau", check_nonnegative("tau", self.tau))
+        p = 1 if self.linf_blocks is None else check_positive_int("linf_blocks", self.linf_blocks)
+        if p > MAX_LINF_BLOCKS:
+            raise ValueError(f"linf_blocks must be an integer in [1, {MAX_LINF_BLOCKS}], got {p}")
+        set_(self, "linf_blocks", p)
+        if batch_size / n == 0.0:
+            raise ValueError(f"batch_size/n underflows to 0: batch_size={batch_size}, n={n}")
+
+    @property
+    def sample_rate(self) -> float:
+        """q = batch_size / n (Poisson sampling)."""
+        return self.batch_size / self.n
+
+    def width(self, form: str = "average") -> float:
+        """The envelope width u in sensitivity units (:func:`envelope_width` of this τ, c and batch size)."""
+        return envelope_width(self.tau, clip=self.clip, batch_size=self.batch_size, form=form)
+
+    def replace(self, **changes: float | int | None) -> ModelMixSetting:
+        """A copy with ``changes`` applied, validated again."""
+        return dataclasses.replace(self, **changes)
+
+
+def _as_setting(
+    setting: ModelMixSetting | None,
+    *,
+    n: int | None,
+    batch_size: float | None,
+    noise_multiplier: float | None,
+    clip: float | None,
+    tau: float | None,
+    linf_blocks: int | None,
+) -> ModelMixSetting:
+    """``setting``, or the :class:`ModelMixSetting` of the keyword fields (the paper-units form of the public
+    functions); ``ValueError`` naming ``setting`` when both or neither are given, or the missing field."""
+    given = {k: v for k, v in dict(n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
+                                   linf_blocks=linf_blocks).items() if v is not None}  # fmt: skip
+    if setting is not None:
+        if not isinstance(setting, ModelMixSetting):
+            raise ValueError(f"setting must be a ModelMixSetting, got {type(setting).__name__}")
+        if given:
+            raise ValueError(f"give either setting or its fields, not both (got setting and {', '.join(given)})")
+        return setting
+    for name in ("n", "batch_size", "noise_multiplier", "clip", "tau"):
+        if name not in given:
+            raise ValueError(f"{name} must be given (or a setting=ModelMixSetting(...)), got None")
+    return ModelMixSetting(**given)
 
 
 def per_step_rdp(
-    orders, *, n, batch_size, noise_multiplier, clip, tau, linf_blocks, bound, form="average"
+    setting: ModelMixSetting,
+    orders: Sequence[float] | None = None,
+    *,
+    bound: str = "min",
+    form: str = "average",
 ) -> tuple[np.ndarray, np.ndarray]:
-    n, batch_size, z, clip, tau, p = _check_setting(n, batch_size, noise_multiplier, clip, tau, linf_blocks)
+    """(orders, RDP of one step) of ``setting``: Theorem 4.1 / corrected Corollary 4.1, and with ``bound="min"``
+    the plain sampled-Gaussian bound at each order too (ModelMix is post-processing)."""
+    if not isinstance(setting, ModelMixSetting):
+        raise ValueError(f"setting must be a ModelMixSetting, got {type(setting).__name__}")
     check_choice("bound", bound, BOUNDS)
+    p = setting.linf_blocks
     a = default_orders(p) if orders is None else _check_orders(orders, integer=p > 1)
-    q = batch_size / n
-    width = envelope_width(tau, clip=clip, batch_size=batch_size, form=form)
-    values = step_rdp(a, sample_rate=q, noise_multiplier=z, width=width, linf_blocks=p)
+    q, z = setting.sample_rate, setting.noise_multiplier
+    values = step_rdp(a, sample_rate=q, noise_multiplier=z, width=setting.width(form), linf_blocks=p)
     if bound == "min":
         values = np.minimum(values, _gaussian_rdp(a, q, z))
     return a, values
 
 
 def rdp(
+    setting: ModelMixSetting | None = None,
     *,
-    n: int,
-    batch_size: float,
     steps: int,
-    noise_multiplier: float,
-    clip: float,
-    tau: float,
+    n: int | None = None,
+    batch_size: float | None = None,
+    noise_multiplier: float | None = None,
+    clip: float | None = None,
+    tau: float | None = None,
     linf_blocks: int | None = None,
     orders: Sequence[float] | None = None,
     bound: str = "min",
@@ -355,37 +429,30 @@ def rdp(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP) of ``steps`` ModelMix steps (Theorem 4.1 / corrected Corollary 4.1, composed).
 
-    ``batch_size`` is the expected batch (q = batch_size/n, Poisson sampling); ``noise_multiplier``
-    z = σ/c of the summed gradient; ``tau`` = τ/η for the averaged update (``tau=0.15`` means
-    τ = 0.15η); ``linf_blocks`` = p of Algorithm 2 (None: ℓ2 clipping only).  ``bound="min"``
-    also applies the plain sampled-Gaussian bound at each order (ModelMix is post-processing).
-    ``form="sum"`` reads ``tau`` as τ/η of Algorithm 1's summed-gradient update (u = τ/η / c): the
-    literal reading, which gives almost no amplification at the paper's settings.
+    The run is a :class:`ModelMixSetting` ``setting``, or its fields as keywords: ``batch_size`` is the expected
+    batch (q = batch_size/n, Poisson sampling); ``noise_multiplier`` z = σ/c of the summed gradient; ``tau`` = τ/η
+    for the averaged update (``tau=0.15`` means τ = 0.15η); ``linf_blocks`` = p of Algorithm 2 (None: ℓ2 clipping
+    only).  ``bound="min"`` also applies the plain sampled-Gaussian bound at each order (ModelMix is
+    post-processing).  ``form="sum"`` reads ``tau`` as τ/η of Algorithm 1's summed-gradient update (u = τ/η / c):
+    the literal reading, which gives almost no amplification at the paper's settings.
     """
+    setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
+                          linf_blocks=linf_blocks)  # fmt: skip
     steps = check_positive_int("steps", steps)
-    a, values = per_step_rdp(
-        orders,
-        n=n,
-        batch_size=batch_size,
-        noise_multiplier=noise_multiplier,
-        clip=clip,
-        tau=tau,
-        linf_blocks=linf_blocks,
-        bound=bound,
-        form=form,
-    )
+    a, values = per_step_rdp(setting, orders, bound=bound, form=form)
     return a, steps * values
 
 
 def epsilon(
+    setting: ModelMixSetting | None = None,
     *,
-    n: int,
-    batch_size: float,
     steps: int,
-    noise_multiplier: float,
-    clip: float,
-    tau: float,
     delta: float,
+    n: int | None = None,
+    batch_size: float | None = None,
+    noise_multiplier: float | None = None,
+    clip: float | None = None,
+    tau: float | None = None,
     linf_blocks: int | None = None,
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
@@ -397,32 +464,22 @@ def epsilon(
     ``conversion="mironov"`` is the paper's Theorem 2.2 (and the authors' accountant);
     ``"balle"`` is the tighter conversion of Balle et al. 2020.
     """
-    curve = epsilon_curve(
-        [steps],
-        n=n,
-        batch_size=batch_size,
-        noise_multiplier=noise_multiplier,
-        clip=clip,
-        tau=tau,
-        delta=delta,
-        linf_blocks=linf_blocks,
-        conversion=conversion,
-        orders=orders,
-        bound=bound,
-        form=form,
-    )
+    setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
+                          linf_blocks=linf_blocks)  # fmt: skip
+    curve = epsilon_curve([steps], setting, delta=delta, conversion=conversion, orders=orders, bound=bound, form=form)
     return float(curve[0])
 
 
 def epsilon_curve(
     steps: Sequence[int],
+    setting: ModelMixSetting | None = None,
     *,
-    n: int,
-    batch_size: float,
-    noise_multiplier: float,
-    clip: float,
-    tau: float,
     delta: float,
+    n: int | None = None,
+    batch_size: float | None = None,
+    noise_multiplier: float | None = None,
+    clip: float | None = None,
+    tau: float | None = None,
     linf_blocks: int | None = None,
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
@@ -437,24 +494,18 @@ def epsilon_curve(
     steps = [check_positive_int("steps", s, minimum=0) for s in steps]
     if not steps:
         raise ValueError("steps must be a non-empty sequence of integers >= 0")
-    a, values = per_step_rdp(
-        orders,
-        n=n,
-        batch_size=batch_size,
-        noise_multiplier=noise_multiplier,
-        clip=clip,
-        tau=tau,
-        linf_blocks=linf_blocks,
-        bound=bound,
-        form=form,
-    )
+    setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
+                          linf_blocks=linf_blocks)  # fmt: skip
+    a, values = per_step_rdp(setting, orders, bound=bound, form=form)
     return np.array([rdp_to_epsilon(a, s * values, delta, conversion=conversion) if s else 0.0 for s in steps])
 
 
-def dpsgd_rdp(
+def regular_dpsgd_rdp(
     *, n: int, batch_size: float, steps: int, noise_multiplier: float, orders: Sequence[float] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(orders, RDP) of regular DP-SGD with the same noise (:mod:`dpcore.accounting.rdp`, composed)."""
+    """(orders, RDP) of regular DP-SGD (no mixing) with the same noise, in ModelMix's paper units (n, expected batch
+    size) and on its order grid (:data:`DEFAULT_ORDERS`): the paper's baseline, :mod:`dpcore.accounting.rdp`
+    composed.  Not :func:`dpcore.accounting.dpsgd.dpsgd_epsilon` (sample rate, several accountants)."""
     n = check_positive_int("n", n)
     batch_size = check_positive("batch_size", batch_size)
     if batch_size > n:
@@ -466,7 +517,7 @@ def dpsgd_rdp(
     return a, steps * _gaussian_rdp(a, batch_size / n, noise_multiplier)
 
 
-def dpsgd_epsilon(
+def regular_dpsgd_epsilon(
     *,
     n: int,
     batch_size: float,
@@ -476,41 +527,42 @@ def dpsgd_epsilon(
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
 ) -> float:
-    """ε of regular DP-SGD with the same noise (the paper's baseline: sampled Gaussian RDP)."""
+    """ε of regular DP-SGD (no mixing) with the same noise: the paper's baseline (sampled Gaussian RDP on ModelMix's
+    order grid, ``conversion`` as in :func:`epsilon`); see :func:`regular_dpsgd_rdp`."""
     delta = check_open_unit("delta", delta)
     check_choice("conversion", conversion, CONVERSIONS)
-    a, values = dpsgd_rdp(n=n, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier, orders=orders)
+    a, values = regular_dpsgd_rdp(n=n, batch_size=batch_size, steps=steps, noise_multiplier=noise_multiplier,
+                                  orders=orders)  # fmt: skip
     return rdp_to_epsilon(a, values, delta, conversion=conversion)
 
 
 def schedule_rdp(
     phases: Sequence[tuple[int, float]],
+    setting: ModelMixSetting | None = None,
     *,
-    n: int,
-    batch_size: float,
-    noise_multiplier: float,
-    clip: float,
+    n: int | None = None,
+    batch_size: float | None = None,
+    noise_multiplier: float | None = None,
+    clip: float | None = None,
     linf_blocks: int | None = None,
     orders: Sequence[float] | None = None,
     bound: str = "min",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP) of a τ schedule: ``phases`` = [(steps, tau), ...] summed order by order
-    (RDP composes additively, Mironov 2017, Prop. 1; e.g. the paper's Table I: 0.05η then 0.025η)."""
+    (RDP composes additively, Mironov 2017, Prop. 1; e.g. the paper's Table I: 0.05η then 0.025η).
+
+    The run is ``setting`` (its ``tau`` replaced by each phase's) or its fields as keywords (no ``tau``)."""
     phases = _check_phases(phases)
+    if setting is None:
+        setting = _as_setting(None, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=0.0,
+                              linf_blocks=linf_blocks)  # fmt: skip
+    else:
+        setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip,
+                              tau=None, linf_blocks=linf_blocks)  # fmt: skip
     total = None
     a = None
     for steps, tau in phases:
-        a, values = rdp(
-            n=n,
-            batch_size=batch_size,
-            steps=steps,
-            noise_multiplier=noise_multiplier,
-            clip=clip,
-            tau=tau,
-            linf_blocks=linf_blocks,
-            orders=orders,
-            bound=bound,
-        )
+        a, values = rdp(setting.replace(tau=tau), steps=steps, orders=orders, bound=bound)
         total = values if total is None else total + values
     return a, total
 
@@ -532,12 +584,13 @@ def _check_phases(phases: object) -> list[tuple[int, float]]:
 
 def schedule_epsilon(
     phases: Sequence[tuple[int, float]],
+    setting: ModelMixSetting | None = None,
     *,
-    n: int,
-    batch_size: float,
-    noise_multiplier: float,
-    clip: float,
     delta: float,
+    n: int | None = None,
+    batch_size: float | None = None,
+    noise_multiplier: float | None = None,
+    clip: float | None = None,
     linf_blocks: int | None = None,
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
@@ -546,16 +599,8 @@ def schedule_epsilon(
     """ε of a τ schedule (see :func:`schedule_rdp`)."""
     delta = check_open_unit("delta", delta)
     check_choice("conversion", conversion, CONVERSIONS)
-    a, values = schedule_rdp(
-        phases,
-        n=n,
-        batch_size=batch_size,
-        noise_multiplier=noise_multiplier,
-        clip=clip,
-        linf_blocks=linf_blocks,
-        orders=orders,
-        bound=bound,
-    )
+    a, values = schedule_rdp(phases, setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip,
+                             linf_blocks=linf_blocks, orders=orders, bound=bound)  # fmt: skip
     return rdp_to_epsilon(a, values, delta, conversion=conversion)
 
 
@@ -586,7 +631,7 @@ def noise_multiplier_for_epsilon(
     (ε(z) ≤ target), z in [0.02, 1e4] (``ValueError`` outside).
 
     ``method="modelmix"``: :func:`epsilon` (or :func:`schedule_epsilon` when a τ schedule ``phases``
-    is given; ``steps`` and ``tau`` are then ignored); ``method="dpsgd"``: :func:`dpsgd_epsilon`
+    is given; ``steps`` and ``tau`` are then ignored); ``method="dpsgd"``: :func:`regular_dpsgd_epsilon`
     (``clip``, ``tau``, ``linf_blocks``, ``bound`` and ``phases`` ignored).
     """
     target = check_positive("target_epsilon", target_epsilon)
@@ -598,43 +643,19 @@ def noise_multiplier_for_epsilon(
     else:
         check_positive_int("steps", steps)
 
+    # the setting at the smallest z searched: every field validated once, z replaced by each trial value
+    setting = ModelMixSetting(n=n, batch_size=batch_size, noise_multiplier=_Z_RANGE[0], clip=clip, tau=tau,
+                              linf_blocks=linf_blocks)  # fmt: skip
+
     def eps(z: float) -> float:
         if method == "dpsgd":
-            return dpsgd_epsilon(
-                n=n,
-                batch_size=batch_size,
-                steps=steps,
-                noise_multiplier=z,
-                delta=delta,
-                conversion=conversion,
-                orders=orders,
-            )
+            return regular_dpsgd_epsilon(n=n, batch_size=batch_size, steps=steps, noise_multiplier=z, delta=delta,
+                                         conversion=conversion, orders=orders)  # fmt: skip
         if phases is not None:
-            return schedule_epsilon(
-                phases,
-                n=n,
-                batch_size=batch_size,
-                noise_multiplier=z,
-                clip=clip,
-                delta=delta,
-                linf_blocks=linf_blocks,
-                conversion=conversion,
-                orders=orders,
-                bound=bound,
-            )
-        return epsilon(
-            n=n,
-            batch_size=batch_size,
-            steps=steps,
-            noise_multiplier=z,
-            clip=clip,
-            tau=tau,
-            delta=delta,
-            linf_blocks=linf_blocks,
-            conversion=conversion,
-            orders=orders,
-            bound=bound,
-        )
+            return schedule_epsilon(phases, setting.replace(noise_multiplier=z), delta=delta, conversion=conversion,
+                                    orders=orders, bound=bound)  # fmt: skip
+        return epsilon(setting.replace(noise_multiplier=z), steps=steps, delta=delta, conversion=conversion,
+                       orders=orders, bound=bound)  # fmt: skip
 
     floor = eps(_Z_RANGE[0])
     if floor <= target:  # no z in the accountant's range is needed: say so, rather than blame a z never passed

@@ -153,18 +153,13 @@ class ModelMixAccountant(_Base):
             if take > 0:
                 kept.append((take, phase["tau_ratio"]))
             done += take
-        common = dict(
-            n=record.dataset_size,
-            batch_size=float(record.batch_size),
-            noise_multiplier=noise_multiplier(record),
-            clip=record.clip_norm,
-            delta=delta,
-            linf_blocks=linf,
-            conversion=_conversion(method),
-        )
+        setting = modelmix.ModelMixSetting(n=record.dataset_size, batch_size=float(record.batch_size),
+                                           noise_multiplier=noise_multiplier(record), clip=record.clip_norm,
+                                           linf_blocks=linf)  # fmt: skip
         if len(kept) == 1:
-            return float(modelmix.epsilon(steps=kept[0][0], tau=kept[0][1], **common))
-        return float(modelmix.schedule_epsilon(kept, **common))
+            return float(modelmix.epsilon(setting.replace(tau=kept[0][1]), steps=kept[0][0], delta=delta,
+                                          conversion=_conversion(method)))  # fmt: skip
+        return float(modelmix.schedule_epsilon(kept, setting, delta=delta, conversion=_conversion(method)))
 
 
 # --------------------------------------------------------------------------- Poisson

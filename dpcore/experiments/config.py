@@ -26,10 +26,10 @@ from typing import Any
 from dpcore.models import MODELS
 from dpcore.training.config import (
     AUTHORS_SAMPLINGS,
-    CLIP_SCOPES,
     CLIPPINGS,
     NOISE_CONVENTIONS,
     NOISE_PLACEMENTS,
+    PARAMETER_CLIP_SCOPES,
     TrainConfig,
 )
 from dpcore.training.modelmix import GAP_RULES, ModelMixConfig
@@ -39,7 +39,7 @@ from dpcore.validation import check_choice, check_nonnegative, check_positive, c
 
 __all__ = [
     "RunConfig", "config_hash", "canonical_json", "LR_RULES", "EVAL_SPLITS", "DEVICES", "PROFILES", "CLIENT_DATA",
-    "STEP_SCALINGS", "CLIP_SCOPES", "NOISE_PLACEMENTS",
+    "STEP_SCALINGS", "PARAMETER_CLIP_SCOPES", "NOISE_PLACEMENTS",
 ]  # fmt: skip
 
 #: ``"constant"``: η = lr; ``"decay_on_drop"``: paper 003 App. H, η ×= lr_decay after an epoch whose
@@ -150,7 +150,7 @@ class RunConfig:
     # Algorithm 4) or "mean" (η̄·U/s_i: §2's "scaling the step size inversely with s_i"); see _check_p000
     step_scaling: str = "sum"
     # paper 003 (issue 21): the authors' practices as named modes; the defaults are Algorithm 1 as printed
-    # (see dpcore.training.config.CLIP_SCOPES / NOISE_PLACEMENTS and _check_p003)
+    # (see dpcore.training.persample.PARAMETER_CLIP_SCOPES, dpcore.training.config.NOISE_PLACEMENTS, _check_p003)
     clip_scope: str = "global"
     noise_placement: str = "algorithm1"
     # paper 002 (issue 14): Xiao, Wan, Devadas (ModelMix), Algorithms 1-2 and Appendix E; the defaults
@@ -416,11 +416,11 @@ def _check_p000(cfg: RunConfig) -> None:
 def _check_p003(cfg: RunConfig) -> None:
     """Validate the paper-003 modes of ``cfg`` (issue 21): ``clip_scope`` (whole vector or per parameter tensor) and
     ``noise_placement`` (Algorithm 1 or one of the authors' code versions).  Each mode's source, with the commit,
-    file and line of the authors' repository, is in :data:`dpcore.training.config.CLIP_SCOPES` /
+    file and line of the authors' repository, is in :data:`dpcore.training.persample.PARAMETER_CLIP_SCOPES` /
     :data:`~dpcore.training.config.NOISE_PLACEMENTS`; its run record reports the clip norm and σ of the mechanism
     that ran (C·√k for k tensors; σ/m, σ/(2|S_b|) for the placements that shrink the noise), so the accountants'
     ε is that of the noise that reached the clipped sum, never the nominal σ's."""
-    check_choice("clip_scope", cfg.clip_scope, CLIP_SCOPES)
+    check_choice("clip_scope", cfg.clip_scope, PARAMETER_CLIP_SCOPES)
     check_choice("noise_placement", cfg.noise_placement, NOISE_PLACEMENTS)
     if cfg.clip_scope == "global" and cfg.noise_placement == "algorithm1":
         return

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from dpcore.federated.records import silo_records
-from dpcore.federated.silos import CLIP_SCOPES, SiloPool
+from dpcore.federated.silos import SILO_CLIP_TARGETS, SiloPool
 from dpcore.validation import check_choice, check_nonnegative, check_positive_int
 
 __all__ = ["OUTPUTS", "Shuffler", "mb_sgd", "local_sgd", "accelerated_mb_sgd", "shuffled_mb_sgd", "participants"]
@@ -220,10 +220,11 @@ def mb_sgd(
     ``return_records=True`` returns ``(models, records)`` with one run record per (configuration, silo)
     (:func:`dpcore.federated.records.silo_records`; needs ``clip`` or ``lipschitz``; ``data`` = provenance).
     ``clip_scope``: ``"example"`` clips each record's gradient (the paper); ``"batch_mean"`` clips each silo's
-    minibatch mean once (the authors' insurance script, a named mode: :data:`dpcore.federated.silos.CLIP_SCOPES`).
+    minibatch mean once (the authors' insurance script, a named mode:
+    :data:`dpcore.federated.silos.SILO_CLIP_TARGETS`).
     """
     rounds = check_positive_int("rounds", rounds)
-    scope = check_choice("clip_scope", clip_scope, CLIP_SCOPES)
+    scope = check_choice("clip_scope", clip_scope, SILO_CLIP_TARGETS)
     k = _per_silo(pool, batch_size, "batch_size", cap_by_size=True)
     m, eta, t, sigma, clip_t, server = _prepare(pool, silos_per_round, stepsize, trial_of_stream, noise_std, clip, seed)
     w = _initial(pool, t.numel(), eta.numel(), init)

@@ -29,12 +29,12 @@ import torch
 from dpcore.federated.models import GLMLoss
 from dpcore.validation import check_choice
 
-__all__ = ["SiloPool", "CLIP_SCOPES", "LOCAL_BLOCK", "LOCAL_GROUP"]
+__all__ = ["SiloPool", "SILO_CLIP_TARGETS", "LOCAL_BLOCK", "LOCAL_GROUP"]
 
 #: what MB-SGD's message clips: each record's gradient (Algorithm 2 with Abadi et al.'s clipping, the paper's
 #: description) or the minibatch mean gradient once (lowya/Private-Federated-Learning-Without-a-Trusted-Server
 #: @421aeb6, DP_FL_insurance_linreg_FINAL.py lines 187-190, ``ACnoisyMB_sgd``)
-CLIP_SCOPES = ("example", "batch_mean")
+SILO_CLIP_TARGETS = ("example", "batch_mean")
 
 #: Local SGD steps taken per block (one matrix product for the block's logits, one for its update of w)
 LOCAL_BLOCK = 16
@@ -185,7 +185,7 @@ class SiloPool:
         ``clip_scope="batch_mean"`` sends clip((1/K_i) Σ_j ∇f(w, x_j)) + u_i instead (the whole [k, d] mean
         scaled to norm ≤ clip): one record can then move the message by 2·clip, not 2·clip/K_i.
         """
-        scope = check_choice("clip_scope", clip_scope, CLIP_SCOPES)
+        scope = check_choice("clip_scope", clip_scope, SILO_CLIP_TARGETS)
         t, p = self._select(trial_of_stream, participants)
         n_sel = self._sizes[t, p]  # [S, M]
         k_sel = batch_size[t, p]  # [S, M]

@@ -21,7 +21,8 @@ algorithm as printed, and every other value changes what the run record reports,
 that of the mechanism that ran (:meth:`TrainConfig.accounted`):
 
 * ``clip_scope``: ``"global"`` clips each group vector a_h as one vector (the paper's [x]_C); ``"per_tensor"``
-  clips each parameter tensor of a_h separately to C (:data:`CLIP_SCOPES`).
+  clips each parameter tensor of a_h separately to C (:data:`PARAMETER_CLIP_SCOPES`, defined in
+  :mod:`dpcore.training.persample`).
 * ``noise_placement``: where the noise enters and what is divided by m (:data:`NOISE_PLACEMENTS`).
 """
 
@@ -36,7 +37,7 @@ from typing import Any
 from dpcore.accounting.events import CLIPPINGS as PRIVATE_CLIPPINGS
 from dpcore.accounting.events import NOISE_CONVENTIONS, NOISE_FACTOR, clipped_group_size
 from dpcore.training.modelmix import ModelMixConfig
-from dpcore.training.persample import ENGINES
+from dpcore.training.persample import ENGINES, PARAMETER_CLIP_SCOPES
 from dpcore.training.sampling import SAMPLINGS
 from dpcore.validation import (
     check_choice,
@@ -46,7 +47,8 @@ from dpcore.validation import (
 )
 
 __all__ = [
-    "CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR", "CLIP_SCOPES",
+    "CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR",
+    "PARAMETER_CLIP_SCOPES",
     "NOISE_PLACEMENTS", "AUTHORS_SAMPLINGS", "AccountedNoise",
 ]  # fmt: skip
 
@@ -55,17 +57,6 @@ REDUCTIONS = ("mean", "sum")
 CLIP_NORM_TYPES = ("l2", "l2_linf")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 
-#: How a group vector a_h is clipped to C (issue 21; evidence: repository MisaNguyen/DPSGD, file
-#: PyTorchProjectFramework/CIFAR10_train.py):
-#:
-#: * ``"global"`` -- [a_h]_C = a_h / max{1, ‖a_h‖/C} over the whole vector (paper 003 §2, Algorithm 1 line 21).
-#: * ``"per_tensor"`` -- each parameter tensor of a_h is clipped to C on its own, as the authors' loop
-#:   ``for param in model_clone.parameters(): ... torch.nn.utils.clip_grad_norm_(param.grad,
-#:   max_norm=args.max_grad_norm)`` does (commit 93f6075e507afadb350eded668b364efeb29b07d, lines 404 and 422; the
-#:   same call on the averaged gradient at commit 8186d9f9667be0cc73937a6b82ac458754e72206, lines 441 and 460).
-#:   With k tensors the whole vector is then bounded by C·√k, not C: the sensitivity of one round is √k times
-#:   larger, so the run is accounted with clip norm C·√k (equivalently the noise multiplier σ/√k).
-CLIP_SCOPES = ("global", "per_tensor")
 
 #: Where the Gaussian noise enters one round and what is divided by m (issue 21).  U = Σ_h [a_h]_C is the clipped
 #: sum of the m groups, ā the mean gradient of the whole batch, κ the noise convention's factor (2 for
@@ -253,8 +244,8 @@ class TrainConfig:
         self._check_authors_modes()
 
     def _check_authors_modes(self) -> None:
-        """Validate ``clip_scope`` and ``noise_placement`` (see :data:`CLIP_SCOPES`, :data:`NOISE_PLACEMENTS`)."""
-        check_choice("clip_scope", self.clip_scope, CLIP_SCOPES)
+        """Validate ``clip_scope`` and ``noise_placement`` (:data:`PARAMETER_CLIP_SCOPES`, :data:`NOISE_PLACEMENTS`)."""
+        check_choice("clip_scope", self.clip_scope, PARAMETER_CLIP_SCOPES)
         check_choice("noise_placement", self.noise_placement, NOISE_PLACEMENTS)
         if self.clip_scope == "global" and self.noise_placement == "algorithm1":
             return

@@ -39,7 +39,7 @@ samples, the last one possibly shorter.  Micro-batches hold whole groups, so the
 size never bounds memory.
 
 ``clip_scope="per_tensor"`` clips each parameter tensor of a_h to C on its own instead of the whole vector
-(the paper-003 authors' practice, issue 21; see :data:`dpcore.training.config.CLIP_SCOPES`): every engine
+(the paper-003 authors' practice, issue 21; see :data:`PARAMETER_CLIP_SCOPES`): every engine
 supports it, and the whole vector is then bounded by C·√k for k tensors, not by C.
 """
 
@@ -67,12 +67,21 @@ __all__ = [
     "shift_gram_macs",
     "LayerEngineError",
     "per_group_gradients",
-    "CLIP_SCOPES",
+    "PARAMETER_CLIP_SCOPES",
 ]
 
 ENGINES = ("auto", "layer", "vmap", "loop", "batch")
-#: the whole group vector (paper 003's [x]_C) or each parameter tensor separately (see the module docstring)
-CLIP_SCOPES = ("global", "per_tensor")
+#: How a group vector a_h is clipped to C (issue 21; evidence: repository MisaNguyen/DPSGD, file
+#: PyTorchProjectFramework/CIFAR10_train.py):
+#:
+#: * ``"global"`` -- [a_h]_C = a_h / max{1, ‖a_h‖/C} over the whole vector (paper 003 §2, Algorithm 1 line 21).
+#: * ``"per_tensor"`` -- each parameter tensor of a_h is clipped to C on its own, as the authors' loop
+#:   ``for param in model_clone.parameters(): ... torch.nn.utils.clip_grad_norm_(param.grad,
+#:   max_norm=args.max_grad_norm)`` does (commit 93f6075e507afadb350eded668b364efeb29b07d, lines 404 and 422; the
+#:   same call on the averaged gradient at commit 8186d9f9667be0cc73937a6b82ac458754e72206, lines 441 and 460).
+#:   With k tensors the whole vector is then bounded by C·√k, not C: the sensitivity of one round is √k times
+#:   larger, so the run is accounted with clip norm C·√k (equivalently the noise multiplier σ/√k).
+PARAMETER_CLIP_SCOPES = ("global", "per_tensor")
 #: per-sample loss: (model output, targets) -> losses of shape (n,)
 LossFn = Callable[[Tensor, Tensor], Tensor]
 #: ghost norm is used for a Linear layer when its Gram cost is below this multiple of the materialised size
@@ -765,7 +774,7 @@ def clipped_group_sum(
     clip_norm = check_positive("clip_norm", clip_norm, allow_inf=True)
     if linf_p is not None:
         linf_p = check_positive_int("linf_p", linf_p)
-    per_tensor = check_choice("clip_scope", clip_scope, CLIP_SCOPES) == "per_tensor"
+    per_tensor = check_choice("clip_scope", clip_scope, PARAMETER_CLIP_SCOPES) == "per_tensor"
     if per_tensor and linf_p is not None:
         raise ValueError("clip_scope='per_tensor' takes no linf_p (ModelMix's l∞ truncation is of the whole vector)")
     params = [p for _, p in _trainable(model)]

@@ -29,7 +29,7 @@ import torch
 from dpcore.federated import algorithms
 from dpcore.federated.datasets import FederatedTrials
 from dpcore.federated.models import make_loss
-from dpcore.federated.silos import CLIP_SCOPES, SiloPool
+from dpcore.federated.silos import SILO_CLIP_TARGETS, SiloPool
 from dpcore.papers.p001_isrl import accounting as isrl
 from dpcore.validation import check_choice, check_positive, check_positive_int
 
@@ -103,7 +103,7 @@ class Sweep:
 
     def __post_init__(self) -> None:
         check_choice("algorithm", self.algorithm, ALGORITHMS)
-        check_choice("clip_scope", self.clip_scope, CLIP_SCOPES)
+        check_choice("clip_scope", self.clip_scope, SILO_CLIP_TARGETS)
         if self.clip_scope != "example" and self.algorithm != "mb-sgd":
             raise ValueError(f"clip_scope={self.clip_scope!r} is an MB-SGD mode; {self.algorithm} clips per example")
         check_positive("noise_scale", self.noise_scale)

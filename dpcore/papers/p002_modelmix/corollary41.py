@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from dpcore.accounting.modelmix import INTEGER_ORDERS, MAX_NOISE_RATIO, per_step_rdp
+from dpcore.accounting.modelmix import INTEGER_ORDERS, MAX_NOISE_RATIO, ModelMixSetting, per_step_rdp
 from dpcore.accounting.rdp import rdp_to_epsilon
 from dpcore.papers.p002_modelmix.fig3 import FIG3, PANELS, accountant_range, check_counts, check_frame
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
@@ -51,16 +51,9 @@ def corollary41_epsilon(
     steps = check_positive_int("steps", steps)
     if check_positive("noise_multiplier", noise_multiplier) > MAX_NOISE_RATIO:
         raise ValueError(f"noise_multiplier must be in (0, {MAX_NOISE_RATIO:g}], got {noise_multiplier}")
-    a, per_step = per_step_rdp(
-        orders,
-        n=n,
-        batch_size=batch_size,
-        noise_multiplier=noise_multiplier,
-        clip=clip,
-        tau=tau,
-        linf_blocks=linf_blocks,
-        bound="modelmix",
-    )
+    setting = ModelMixSetting(n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
+                              linf_blocks=linf_blocks)  # fmt: skip
+    a, per_step = per_step_rdp(setting, orders, bound="modelmix")
     if mode == "corrected":
         return rdp_to_epsilon(a, steps * per_step, delta, conversion="mironov")
     log_sum = per_step * (a - 1)  # log Σ_k C(α,k)(1−q)^{α−k} q^k A_k

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpcore.accounting import modelmix as mm
-from dpcore.accounting.modelmix import TF_PRIVACY_ORDERS, dpsgd_rdp, epsilon_curve
+from dpcore.accounting.modelmix import TF_PRIVACY_ORDERS, epsilon_curve, regular_dpsgd_rdp
 from dpcore.accounting.rdp import rdp_to_epsilon
 from dpcore.validation import (
     check_finite,
@@ -165,7 +165,7 @@ def amplification_curves(
     linf_blocks = [None if p is None else check_positive_int("linf_blocks", p, maximum=mm.MAX_LINF_BLOCKS)
                    for p in check_sequence("linf_blocks", linf_blocks, min_len=0)]  # fmt: skip
     regular_orders = check_real_array("regular_orders", regular_orders, low=1.0, low_open=True, ndim=1)
-    a, per_step = dpsgd_rdp(
+    a, per_step = regular_dpsgd_rdp(
         n=n, batch_size=batch_size, steps=1, noise_multiplier=noise_multiplier, orders=regular_orders
     )
     out = {
@@ -202,7 +202,7 @@ def calibrate(sample_rates: Sequence[float] = FIG3_SAMPLE_RATES) -> pd.DataFrame
     for q in sample_rates:
         kw = dict(n=n, batch_size=q * n, steps=steps, delta=delta, conversion="mironov", orders=TF_PRIVACY_ORDERS)
         z = mm.noise_multiplier_for_epsilon(FIG3_TARGET_REGULAR_EPSILON, method="dpsgd", **kw)
-        regular = mm.dpsgd_epsilon(noise_multiplier=z, **kw)
+        regular = mm.regular_dpsgd_epsilon(noise_multiplier=z, **kw)
         rows.append({"q": q, "expected batch": q * n, "z": z, "regular eps": regular})
     return pd.DataFrame(rows)
 

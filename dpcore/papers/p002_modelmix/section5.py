@@ -84,7 +84,7 @@ def table2_noise() -> pd.DataFrame:
         for target in targets:
             z = mm.noise_multiplier_for_epsilon(target, clip=20.0, tau=0.15, linf_blocks=100, bound="modelmix", **kw)
             rows.append({"dataset": dataset, "eps_MM": target, "z": z,
-                         "same-noise regular eps": mm.dpsgd_epsilon(noise_multiplier=z, **kw)})  # fmt: skip
+                         "same-noise regular eps": mm.regular_dpsgd_epsilon(noise_multiplier=z, **kw)})  # fmt: skip
     return pd.DataFrame(rows)
 
 

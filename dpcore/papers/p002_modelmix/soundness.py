@@ -136,10 +136,9 @@ def appendix_c_table(z: float, *, q: float = 0.02) -> pd.DataFrame:
     for curve in CURVES[1:]:
         p = None if curve == "ModelMix" else int(curve.split("=")[1])
         for tau in FIG3_TAUS:
-            a, per_step = mm.per_step_rdp(
-                None, n=FIG3["n"], batch_size=q * FIG3["n"], noise_multiplier=z, clip=FIG3["clip"], tau=tau,
-                linf_blocks=p, bound="modelmix",
-            )  # fmt: skip
+            setting = mm.ModelMixSetting(n=FIG3["n"], batch_size=q * FIG3["n"], noise_multiplier=z, clip=FIG3["clip"],
+                                         tau=tau, linf_blocks=p)  # fmt: skip
+            a, per_step = mm.per_step_rdp(setting, bound="modelmix")
             margins = order_checks(a, per_step)
             for name, text in (("nondecreasing", "RDP non-decreasing in the order"),
                                ("convex", "(alpha-1)*RDP convex in the order")):  # fmt: skip
