@@ -11,14 +11,14 @@ import nbformat
 import pytest
 
 from dpcore import runner
-from dpcore.claims import COLUMNS, ClaimsLog, ClaimSpec, NotebookClaims, read_claims_csv
+from dpcore.claims import COLUMNS, ClaimsLog, ClaimSpec, Finding, NotebookClaims, read_claims_csv
 
 SPECS_SRC = """
 from dpcore.claims import ClaimSpec, Erratum
 SPECS = (
     ClaimSpec("ref", "t.value", "test", "value", 2.0, "reference", "a test publication", rtol=1e-3),
     ClaimSpec("000", "t.wrong", "Table 8", "epsilon of row 3", 1.5, "printed", "Table 8, row 3", rtol=1e-3,
-              erratum=Erratum(1.25, "s = 1267 gives 1.25 (Thm 3.1)", rtol=1e-3)),
+              explanation=Erratum(1.25, "s = 1267 gives 1.25 (Thm 3.1)", rtol=1e-3)),
 )
 """
 
@@ -35,6 +35,20 @@ NOTEBOOKS = [
     NotebookClaims.of("aa/good", "published values", SPECS[:1]),
     NotebookClaims.of("aa/good", "a table", SPECS[1:]),
 ]
+# the fake paper's root cause (as the FINDINGS of a paper's claims.py): the runner checks and prints them
+FINDINGS = [
+    Finding("000", "row3_s", "erratum", "Table 8's row 3 takes s = 1500 where Thm 3.1 gives 1267 (ε = 1.25).",
+            "Table 8's row 3 is wrong", True, ("t.wrong",), "Thm 3.1 with s = 1267"),
+]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def fake_findings(monkeypatch):
+    """The runner's checks, scorecard and ERRATA.md take the findings of :mod:`dpcore.papers` (through
+    ``dpcore.runner.sources``); these tests run fake papers, so their findings are the fake ones."""
+    monkeypatch.setattr(runner, "_findings", lambda: list(FINDINGS))
+    monkeypatch.setattr(runner.sources, "findings", lambda: list(FINDINGS))
+    monkeypatch.setattr(runner.sources, "gpu_keys", lambda: {})
 
 
 def _notebook(path, body):
@@ -125,7 +139,7 @@ def test_run_reports_start_progress_failure_and_continues(project, tmp_path):
     assert "  ... aa/good: cell 3/3, " in text  # periodic progress while the slow cell runs (3 = after injection)
     assert (tmp_path / "build" / "aa" / "good.ipynb").exists()
     rows = runner.write_claims_summary(tmp_path / "fig")
-    assert [r["status"] for r in rows] == ["reproduced", "differs-explained"]  # the quick profile injected 2.0
+    assert [r["status"] for r in rows] == ["reproduced", "erratum"]  # the quick profile injected 2.0
     assert runner.claim_problems(rows, SPECS, profile="quick") == []
     header = (tmp_path / "fig" / "claims.csv").read_text().splitlines()[0]
     assert header == ",".join(COLUMNS)
@@ -210,7 +224,7 @@ def test_check_claims_fails_when_an_erratum_no_longer_matches(tmp_path, committe
     assert code == 1 and "000/t.wrong: differs" in text
     # the committed claims, computed under the old erratum, no longer follow from the edited spec
     code, text = _check(_fresh(tmp_path, "fresh2"), committed, specs=edited)
-    assert code == 1 and "status differs-explained, but ours = 1.25 gives differs by the spec" in text
+    assert code == 1 and "status erratum, but ours = 1.25 gives differs by the spec" in text
 
 
 def test_check_claims_fails_on_drift_within_the_status(tmp_path, committed):
@@ -245,10 +259,19 @@ def test_check_claims_cli_exit_code(tmp_path, committed, monkeypatch):
 
 def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, committed):
     rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
-    text = runner.errata_markdown(SPECS, {"quick": rows})
-    assert "## Paper 000" in text and "Paper ref" not in text  # only specs with an erratum
-    assert "| t.wrong | Table 8 | epsilon of row 3 | 1.5 (printed: Table 8, row 3) | 1.25 (rel 0.001) |" in text
-    assert "s = 1267 gives 1.25 (Thm 3.1) | 1.25 (differs-explained) |" in text
+    text = runner.errata_markdown(SPECS, {"quick": rows}, FINDINGS)
+    assert "## Paper 000" in text and "Paper ref" not in text  # only specs with an explanation
+    assert "1 explained claims: 1 erratum, 0 not reproduced, 0 inconclusive." in text
+    # grouped by finding: its short clause heads it, then its sentence, its weight and evidence, then its rows
+    head = text.index("### erratum: Table 8's row 3 is wrong\n")
+    assert text.index(FINDINGS[0].text) > head and "changes a conclusion; " in text
+    assert "; evidence: Thm 3.1 with s = 1267\n" in text
+    assert "| key | printed | expected | ours |\n|---|---|---|---|\n| t.wrong | 1.5 | 1.25 | 1.25 |\n" in text[head:]
+    assert "under no finding" not in text and max(len(line) for line in text.splitlines()) <= 300
+    # an explained row no finding covers is listed last under its paper, not dropped
+    bare = runner.errata_markdown(SPECS, {"quick": rows})
+    assert "### explained rows under no finding\n" in bare and "| t.wrong | 1.5 | 1.25 | 1.25 |" in bare
+    assert "### erratum:" not in bare
 
 
 @pytest.fixture
@@ -265,25 +288,33 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     assert runner.main(["--profile", "quick", "--nb", "aa/good"], stream=stream) == 0, stream.getvalue()
     assert "summary: 1 ok, 0 failed" in stream.getvalue()
     quick_errata = (repo / "figures" / "ERRATA.md").read_text()
-    assert "ours (quick)" in quick_errata and "ours (paper)" not in quick_errata and "t.wrong" in quick_errata
+    assert "| t.wrong | 1.5 | 1.25 | 1.25 |" in quick_errata and "(paper)" not in quick_errata
+    assert "### erratum: Table 8's row 3 is wrong" in quick_errata
     assert runner.main(["--profile", "paper", "--nb", "aa/*"], stream=stream) == 0, stream.getvalue()
     quick = read_claims_csv(repo / "figures" / "claims.csv")
     paper = read_claims_csv(repo / "figures" / "paper" / "claims.csv")
     assert {r["profile"] for r in quick} == {"quick"} and {r["profile"] for r in paper} == {"paper"}
     assert [r["our_value"] for r in quick] == ["2.0", "1.25"] and [r["our_value"] for r in paper] == ["2.001", "1.25"]
     card = (repo / "figures" / "paper" / "SCORECARD.md").read_text()
-    assert card.startswith("# Scorecard") and "**Paper 000** (A. Author, The fake paper): 0 of 1 reproduced" in card
+    assert (
+        card.startswith("# Scorecard")
+        and "- **Paper 000** (A. Author, The fake paper): Table 8's row 3 is wrong." in card
+    )
+    assert "\n0 of 1 reproduced, 1 erratum.\n" in card
     # the paper run wrote its own ERRATA.md (its values first) and left the quick profile's file alone
     assert (repo / "figures" / "ERRATA.md").read_text() == quick_errata
     paper_errata = (repo / "figures" / "paper" / "ERRATA.md").read_text()
-    assert paper_errata.index("ours (paper)") < paper_errata.index("ours (quick)")
-    assert "| 1.25 (differs-explained) | 1.25 (differs-explained) |" in paper_errata
+    assert "| t.wrong | 1.5 | 1.25 | 1.25 |" in paper_errata and "(quick)" not in paper_errata  # its own value
 
 
 def test_errata_says_not_run_at_a_profile_without_the_row(tmp_path, committed):
     rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
-    text = runner.errata_markdown(SPECS, {"quick": rows, "paper": {}})
-    assert "| 1.25 (differs-explained) | not run at paper profile |" in text and "not in claims.csv" not in text
+    # ours: the first profile's value, else another profile's, named
+    text = runner.errata_markdown(SPECS, {"paper": {}, "quick": rows}, FINDINGS)
+    assert "| t.wrong | 1.5 | 1.25 | 1.25 (quick) |" in text and "not in claims.csv" not in text
+    text = runner.errata_markdown(SPECS, {"quick": rows, "paper": {}}, FINDINGS)
+    assert "| t.wrong | 1.5 | 1.25 | 1.25 |" in text
+    assert "| t.wrong | 1.5 | 1.25 | not run |" in runner.errata_markdown(SPECS, {"paper": {}}, FINDINGS)
     with pytest.raises(ValueError, match="profile"):
         runner.errata_markdown(SPECS, {"fast": rows})
 
