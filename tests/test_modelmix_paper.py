@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.claims import compute_status
+from dpcore.claims import Erratum, NotReproduced, compute_status
 from dpcore.papers.p002_modelmix import clipping_bias, corollary41, fig3, plots, section5, soundness
 from dpcore.papers.p002_modelmix.claims import CLAIMS, SPECS, check_all
 
@@ -49,7 +49,7 @@ def _statuses(values):
 # ----------------------------------------------------------------------------------------------
 def test_specs_are_paper_002_with_errata_only_where_not_reproduced():
     assert {s.paper for s in SPECS} == {"002"}
-    with_errata = {s.key for s in SPECS if s.erratum is not None}
+    with_errata = {s.key for s in SPECS if s.explanation is not None}
     assert with_errata == {
         "cor41.as_printed.fig3c.p25",
         "cor41.as_printed.fig3c.p100",
@@ -68,6 +68,15 @@ def test_specs_are_paper_002_with_errata_only_where_not_reproduced():
         "table1.cifar10.mm.eps0.8",  # issue 22: 66.9 % only under the authors' configuration
         "table1.cifar10.dpsgd.eps_inf",  # issue 22: 74.6 % only under the authors' non-private configuration
         "table1.cifar10.mm.eps_inf",  # issue 22: the same number, the same run
+    }
+    # issue 41: errata only where a computation from the paper's own formulas shows it (the normalisation's ε names
+    # the function that composes it); Table I's training cells are not reproduced, never errata
+    kinds = {s.key: s.explanation for s in SPECS if s.explanation is not None}
+    errata = {k for k, why in kinds.items() if isinstance(why, Erratum)}
+    assert errata == {k for k in with_errata if k.startswith(("cor41.", "sec5.3.")) or k.endswith("_normalization")}
+    assert all(isinstance(why, NotReproduced) for k, why in kinds.items() if k not in errata)
+    assert {kinds[k].by for k in errata if k.endswith("_normalization")} == {
+        "dpcore.papers.p002_modelmix.ablation_report:normalization_budget_frame"
     }
     assert all(s.source == "derived" for s in SPECS if isinstance(s.value, bool))
 
@@ -186,7 +195,7 @@ def test_corollary41_rows_are_errata_and_the_corrected_form_is_fig3(z, curves):
         assert row.corrected == pytest.approx(ends.loc[row.panel, f"ModelMix p={row.p}"], rel=1e-9)
     values = corollary41.claim_values(table)
     assert set(values) == {"cor41.as_printed.fig3c.p25", "cor41.as_printed.fig3c.p100"}
-    assert set(_statuses(values).values()) == {"differs-explained"}
+    assert set(_statuses(values).values()) == {"erratum"}
     with pytest.raises(ValueError, match="panels"):
         corollary41.fig3_printed_vs_corrected(z[0.02], panels="x")
 
@@ -240,7 +249,7 @@ def test_authors_cifar10_is_table2_eps8():
 def test_transfer_rows_are_errata():
     values = section5.transfer_claim_values()
     assert values == pytest.approx({"sec5.3.transfer_eps.T1500": 0.579, "sec5.3.transfer_eps.T2700": 0.763}, abs=5e-4)
-    assert set(_statuses(values).values()) == {"differs-explained"}
+    assert set(_statuses(values).values()) == {"erratum"}
     assert section5.transfer_phases(1500) == [(500, 0.0075), (500, 0.005), (500, 0.0025)]
     with pytest.raises(ValueError, match="steps"):
         section5.transfer_phases(2)
