@@ -160,8 +160,9 @@ def test_claims_are_what_the_functions_give():
         )[1],
     }
     for key, value in ours.items():
-        expected = "differs-explained" if CLAIMS[key].erratum is not None else "reproduced"
+        expected = "erratum" if CLAIMS[key].explanation is not None else "reproduced"  # typos: no training
         assert compute_status(CLAIMS[key], value) == expected, key
+    assert {s.key for s in SPECS if s.explanation is not None} == {"thm2.proof_last_display.ordering", "cor1.b_j.j3"}
     assert compute_status(CLAIMS["fig2.delta_eps1.q0.1"], 2.1e-3) == "differs"
     assert compute_status(CLAIMS["thm2.proof_last_display.ordering"], "q=0.2 < q=0.1 < q=0.3") == "differs"
     assert {s.paper for s in SPECS} == {"004"}
