@@ -657,7 +657,10 @@ def noise_multiplier_for_epsilon(
         return epsilon(setting.replace(noise_multiplier=z), steps=steps, delta=delta, conversion=conversion,
                        orders=orders, bound=bound)  # fmt: skip
 
-    floor = eps(_Z_RANGE[0])
+    try:
+        floor = eps(_Z_RANGE[0])
+    except ValueError:  # the quadrature cannot evaluate the smallest z here (a wide envelope): no floor to report
+        floor = math.inf
     if floor <= target:  # no z in the accountant's range is needed: say so, rather than blame a z never passed
         raise ValueError(
             f"target_epsilon={target:g} cannot be calibrated: it is above ε = {floor:.6g}, the privacy cost of the "
