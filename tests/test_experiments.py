@@ -139,7 +139,7 @@ _CHANGES = {
     "steps": 10, "momentum": 0.9, "modelmix_tau": ((1.0, 0.1),), "modelmix_gap_rule": "paper", "linf_p": 4,
     "train_eval_size": 8,
     # paper 000 and 003 modes (issue 21)
-    "step_scaling": "mean", "clip_scope": "per_tensor", "noise_placement": "authors_8186d9f",
+    "step_scaling": "mean", "clip_scope": "per_tensor", "noise_placement": "clipped_mean_noise_over_m",
     # paper 002 modes (issue 22)
     "normalization": "private_bn", "bn_noise_multiplier": 2.0, "eval_previous": True,
 }  # fmt: skip

@@ -3,6 +3,7 @@ learning-rate rule, the ε of the mechanism that ran, and unchanged hashes of th
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -13,9 +14,10 @@ from torch import nn
 
 from dpcore.accounting.records import epsilon_for_record
 from dpcore.experiments import registry
-from dpcore.experiments.config import RunConfig, config_hash
+from dpcore.experiments.config import RunConfig, canonical_json, config_hash
 from dpcore.papers.p003_shuffling import training as t3
 from dpcore.training import TrainConfig, Trainer, clipped_group_sum, persample
+from dpcore.training.config import FORMER_NOISE_PLACEMENTS
 from dpcore.training.schedules import DecayOnMetricDrop, DecayOnNoImprovement, schedule_from_dict
 
 SIGMA, CLIP = 2.0, 0.5
@@ -131,27 +133,27 @@ def test_each_noise_placement_scales_the_noise_and_the_signal_as_its_source(clip
     for n, b in zip(ref_noise, base, strict=True):
         torch.testing.assert_close(n, b / m)
     # 93f6075: U + N(0, (2Cσ)²)/m -- the same noise in the update, the clipped sum not divided by m
-    clean, noise, _ = _update(_config(clipping, noise_placement="authors_93f6075"), x, y)
+    clean, noise, _ = _update(_config(clipping, noise_placement="clipped_sum_noise_over_m"), x, y)
     for c, r, n, b in zip(clean, ref_clean, noise, base, strict=True):
         torch.testing.assert_close(c, r * m)
         torch.testing.assert_close(n, b / m)
     # 8186d9f: [ā]_C + N(0, (2Cσ)²)/m -- batch clipping of the mean, whatever the family
-    clean, noise, _ = _update(_config(clipping, noise_placement="authors_8186d9f"), x, y)
+    clean, noise, _ = _update(_config(clipping, noise_placement="clipped_mean_noise_over_m"), x, y)
     for c, r, n, b in zip(clean, bc_clean, noise, base, strict=True):
         torch.testing.assert_close(c, r)
         torch.testing.assert_close(n, b / m)
     if clipping == "batch":  # HEAD's BC: [ā]_C + N(0, (Cσ)²)/|S_b|
-        clean, noise, _ = _update(_config(clipping, noise_placement="bc_divided_by_batch"), x, y)
+        clean, noise, _ = _update(_config(clipping, noise_placement="clipped_mean_noise_over_batch"), x, y)
         for c, r, n, b in zip(clean, bc_clean, noise, base, strict=True):
             torch.testing.assert_close(c, r)
             torch.testing.assert_close(n, b / (2 * 8))
 
 
 def test_noise_placements_validate_their_scope():
-    with pytest.raises(ValueError, match="bc_divided_by_batch"):
-        _config("individual", noise_placement="bc_divided_by_batch")
+    with pytest.raises(ValueError, match="clipped_mean_noise_over_batch"):
+        _config("individual", noise_placement="clipped_mean_noise_over_batch")
     with pytest.raises(ValueError, match="sampling"):
-        _config(noise_placement="authors_93f6075", sampling="poisson")
+        _config(noise_placement="clipped_sum_noise_over_m", sampling="poisson")
     with pytest.raises(ValueError, match="noise_placement"):
         _config(noise_placement="authors")
     with pytest.raises(ValueError, match="private"):
@@ -203,11 +205,12 @@ K = 7  # trainable tensors of Small
 @pytest.mark.parametrize("clipping, kw, sigma_eff, rec_clipping", [
     ("individual", {}, SIGMA, "individual"),
     ("individual", {"clip_scope": "per_tensor"}, SIGMA / math.sqrt(K), "individual"),
-    ("individual", {"noise_placement": "authors_93f6075"}, SIGMA / 8, "individual"),
-    ("mixed", {"noise_placement": "authors_93f6075", "clip_scope": "per_tensor"}, SIGMA / 4 / math.sqrt(K), "mixed"),
-    ("individual", {"noise_placement": "authors_8186d9f", "clip_scope": "per_tensor"}, SIGMA / 8 / math.sqrt(K),
-     "batch"),
-    ("batch", {"noise_placement": "bc_divided_by_batch"}, SIGMA / (2 * 8), "batch"),
+    ("individual", {"noise_placement": "clipped_sum_noise_over_m"}, SIGMA / 8, "individual"),
+    ("mixed", {"noise_placement": "clipped_sum_noise_over_m", "clip_scope": "per_tensor"}, SIGMA / 4 / math.sqrt(K),
+     "mixed"),
+    ("individual", {"noise_placement": "clipped_mean_noise_over_m", "clip_scope": "per_tensor"},
+     SIGMA / 8 / math.sqrt(K), "batch"),
+    ("batch", {"noise_placement": "clipped_mean_noise_over_batch"}, SIGMA / (2 * 8), "batch"),
 ])  # fmt: skip
 def test_epsilon_is_that_of_the_effective_noise_multiplier(clipping, kw, sigma_eff, rec_clipping):
     x, y = _data(16)
@@ -222,7 +225,7 @@ def test_epsilon_is_that_of_the_effective_noise_multiplier(clipping, kw, sigma_e
 def test_paper_accountant_and_claim_of_a_mode_run():
     cfg = RunConfig(dataset="mnist", model="lenet5", sampling="fixed", clipping="individual", batch_size=1024,
                     epochs=100, lr=0.025, profile="paper", clip_norm=1.0, noise_multiplier=SIGMA,
-                    noise_convention="replace_one", noise_placement="authors_93f6075", clip_scope="per_tensor",
+                    noise_convention="replace_one", noise_placement="clipped_sum_noise_over_m", clip_scope="per_tensor",
                     lr_rule="decay_on_no_improvement", lr_decay=0.9)  # fmt: skip
     mech = cfg.train_config().accounted(1024, tensors=10)
     sigma_eff = SIGMA / 1024 / math.sqrt(10)
@@ -252,8 +255,30 @@ def test_old_configurations_hash_as_before_and_modes_at_default_change_nothing()
     assert config_hash(base) != config_hash(base.with_(clip_scope="per_tensor"))
     tc = base.train_config()
     assert "clip_scope" not in tc.as_dict() and "noise_placement" not in tc.as_dict()  # checkpoint fingerprints
-    mode = base.with_(noise_placement="authors_8186d9f").train_config().as_dict()
-    assert mode["noise_placement"] == "authors_8186d9f" and "clip_scope" not in mode
+    mode = base.with_(noise_placement="clipped_mean_noise_over_m").train_config().as_dict()
+    assert mode["noise_placement"] == "clipped_mean_noise_over_m" and "clip_scope" not in mode
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(FORMER_NOISE_PLACEMENTS.items()))
+def test_a_former_placement_spelling_is_read_as_its_mechanism_and_hashes_and_fingerprints_as_before(old, new):
+    """Issue 43 named the placements by mechanism; configurations written with the former spelling (the authors'
+    commit) read as the new name, and the hash and the trainer's checkpoint fingerprint use the former spelling, so
+    committed results and checkpoints keep their names."""
+    base = RunConfig(dataset="mnist", model="lenet5", sampling="shuffle", clipping="batch", batch_size=256,
+                     clip_norm=0.1, noise_multiplier=2.0, epochs=100, lr=0.025, profile="paper")  # fmt: skip
+    cfg = base.with_(noise_placement=new)
+    read = RunConfig.from_dict({**cfg.to_dict(), "noise_placement": old})
+    assert read == cfg and read.noise_placement == new
+    assert config_hash(cfg) == config_hash(read) != config_hash(base)
+    # the hash is that of the former spelling's canonical JSON (as written before the rename)
+    kept = {k: v for k, v in cfg.to_dict().items() if k in ("dataset", "model", "sampling", "clipping", "batch_size",
+                                                            "clip_norm", "noise_multiplier", "epochs", "lr", "profile")}
+    before = hashlib.sha256(canonical_json({**kept, "noise_placement": old}).encode()).hexdigest()[:16]
+    assert config_hash(cfg) == before
+    assert TrainConfig(**{**cfg.train_config().__dict__, "noise_placement": old}).noise_placement == new
+    trainer = Trainer(_model(), _data(16), _config("batch", noise_placement=old))
+    assert trainer.config.noise_placement == new
+    assert f'"noise_placement": "{old}"' in trainer._fingerprint()  # the checkpoints' spelling
 
 
 # committed results of the paper profile (results/paper/003_table3/<hash>.json), written before the modes existed
@@ -288,7 +313,8 @@ def test_mode_runs_are_listed_apart_from_table3():
     assert not [r for r in registry.get("003_table3").runs("quick") if "/mode/" in r.name]
     by_name = {r.name: r.config for r in finals}
     c = by_name["mnist/SH/IC/b1024/mode/authors_8186d9f"]
-    assert (c.clip_scope, c.noise_placement, c.lr_rule) == ("per_tensor", "authors_8186d9f", "decay_on_no_improvement")
+    assert (c.clip_scope, c.noise_placement, c.lr_rule) == ("per_tensor", "clipped_mean_noise_over_m",
+                                                           "decay_on_no_improvement")  # fmt: skip
     assert by_name["mnist/SS/BC/b1024/mode/bc_divided_by_batch"].clip_scope == "global"
 
 
@@ -359,7 +385,8 @@ def test_mode_frame_reports_the_mechanism_and_the_claim_apart(tmp_path):
     cfg = store_plan["mnist/SH/IC/b1024/mode/lr_authors"].config
     assert cfg.clip_norm == t3.C_GRID[0] and cfg.lr_rule == "decay_on_no_improvement"  # ties: the smaller C
     k, m = 10, 1024  # LeNet-5 tensors, groups of IC at |S_b| = 1024
-    mech = cfg.with_(clip_scope="per_tensor", noise_placement="authors_8186d9f").train_config().accounted(m, tensors=k)
+    mech = cfg.with_(clip_scope="per_tensor", noise_placement="clipped_mean_noise_over_m").train_config()
+    mech = mech.accounted(m, tensors=k)
     record = {"private": True, "sampling": "shuffle", "clipping": mech.clipping, "clip_norm": mech.clip_norm,
               "noise_multiplier": mech.noise_multiplier, "noise_std": mech.noise_std, "noise_convention": "replace_one",
               "dataset_size": 60000, "batch_size": m, "steps": 5800}  # fmt: skip
@@ -373,3 +400,12 @@ def test_mode_frame_reports_the_mechanism_and_the_claim_apart(tmp_path):
     assert math.isnan(frame.loc["mnist/SH/IC/b1024/mode/authors_8186d9f", "epsilon_claimed"])
     assert len(frame) == 4 + 2 * (1 + len(t3.MODES)) and not t3.cell_frame("paper", results_root=tmp_path)[
         "run"].str.contains("/mode/").any()  # fmt: skip
+
+
+def test_audit_claim_keys_name_the_code_version_and_stay_those_recorded_before_the_rename():
+    from dpcore.papers.p003_shuffling.audit_claims import MODE_KEYS
+    from dpcore.papers.p003_shuffling.audit_modes import AUTHORS_PLACEMENTS
+
+    assert set(AUTHORS_PLACEMENTS) == set(FORMER_NOISE_PLACEMENTS.values())
+    keys = {new: f"audit.modes.{old}.lower_bound_exceeds_claim" for old, new in FORMER_NOISE_PLACEMENTS.items()}
+    assert MODE_KEYS == keys

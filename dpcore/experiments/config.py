@@ -31,6 +31,8 @@ from dpcore.training.config import (
     NOISE_PLACEMENTS,
     PARAMETER_CLIP_SCOPES,
     TrainConfig,
+    noise_placement_name,
+    stable_noise_placement,
 )
 from dpcore.training.modelmix import GAP_RULES, ModelMixConfig
 from dpcore.training.persample import ENGINES
@@ -414,13 +416,15 @@ def _check_p000(cfg: RunConfig) -> None:
 
 
 def _check_p003(cfg: RunConfig) -> None:
-    """Validate the paper-003 modes of ``cfg`` (issue 21): ``clip_scope`` (whole vector or per parameter tensor) and
-    ``noise_placement`` (Algorithm 1 or one of the authors' code versions).  Each mode's source, with the commit,
-    file and line of the authors' repository, is in :data:`dpcore.training.persample.PARAMETER_CLIP_SCOPES` /
-    :data:`~dpcore.training.config.NOISE_PLACEMENTS`; its run record reports the clip norm and σ of the mechanism
+    """Validate the paper-003 modes of ``cfg`` (issue 21): ``clip_scope`` (whole vector or per parameter tensor,
+    :data:`dpcore.training.persample.PARAMETER_CLIP_SCOPES`) and ``noise_placement`` (Algorithm 1 or another
+    mechanism, :data:`dpcore.training.config.NOISE_PLACEMENTS`; a former spelling is read as its new name).  Which of
+    the authors' code versions (commit, file, line) ran each mode is in
+    :data:`dpcore.papers.p003_shuffling.training.MODES`; its run record reports the clip norm and σ of the mechanism
     that ran (C·√k for k tensors; σ/m, σ/(2|S_b|) for the placements that shrink the noise), so the accountants'
     ε is that of the noise that reached the clipped sum, never the nominal σ's."""
     check_choice("clip_scope", cfg.clip_scope, PARAMETER_CLIP_SCOPES)
+    object.__setattr__(cfg, "noise_placement", noise_placement_name(cfg.noise_placement))  # a former spelling read
     check_choice("noise_placement", cfg.noise_placement, NOISE_PLACEMENTS)
     if cfg.clip_scope == "global" and cfg.noise_placement == "algorithm1":
         return
@@ -434,8 +438,9 @@ def _check_p003(cfg: RunConfig) -> None:
     if cfg.sampling not in AUTHORS_SAMPLINGS:
         raise ValueError(f"noise_placement={cfg.noise_placement!r} needs sampling in {AUTHORS_SAMPLINGS}, "
                          f"got {cfg.sampling!r}")  # fmt: skip
-    if cfg.noise_placement == "bc_divided_by_batch" and cfg.clipping != "batch":
-        raise ValueError(f"noise_placement='bc_divided_by_batch' is for clipping='batch', got {cfg.clipping!r}")
+    if cfg.noise_placement == "clipped_mean_noise_over_batch" and cfg.clipping != "batch":
+        raise ValueError(f"noise_placement='clipped_mean_noise_over_batch' is for clipping='batch', "
+                         f"got {cfg.clipping!r}")  # fmt: skip
 
 
 def canonical_json(obj: Any) -> str:
@@ -447,11 +452,16 @@ def config_hash(config: RunConfig) -> str:
     """First 16 hex digits of the SHA-256 of the canonical JSON of ``config``'s fields.
 
     Fields at their default value are left out (required fields are always in), so that a field added
-    later with a default does not rename the results of runs that never set it.
+    later with a default does not rename the results of runs that never set it.  The hash is that of the canonical
+    form: a renamed value counts in its former spelling (``noise_placement``:
+    :func:`dpcore.training.config.stable_noise_placement`), so that results written before the rename keep their
+    file names.
     """
     if not isinstance(config, RunConfig):
         raise ValueError(f"config must be a RunConfig, got {type(config).__name__}")
     kept = {k: v for k, v in config.to_dict().items() if k not in _DEFAULTS or canonical_json(v) != _DEFAULTS[k]}
+    if "noise_placement" in kept:
+        kept["noise_placement"] = stable_noise_placement(kept["noise_placement"])
     return hashlib.sha256(canonical_json(kept).encode()).hexdigest()[:16]
 
 

@@ -49,7 +49,8 @@ from dpcore.validation import (
 __all__ = [
     "CLIPPINGS", "NOISE_CONVENTIONS", "REDUCTIONS", "CLIP_NORM_TYPES", "TrainConfig", "NOISE_FACTOR",
     "PARAMETER_CLIP_SCOPES",
-    "NOISE_PLACEMENTS", "AUTHORS_SAMPLINGS", "AccountedNoise",
+    "NOISE_PLACEMENTS", "FORMER_NOISE_PLACEMENTS", "noise_placement_name", "stable_noise_placement",
+    "AUTHORS_SAMPLINGS", "AccountedNoise",
 ]  # fmt: skip
 
 CLIPPINGS = (*PRIVATE_CLIPPINGS, "none")  # "none": a non-private run
@@ -58,32 +59,48 @@ CLIP_NORM_TYPES = ("l2", "l2_linf")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 
 
-#: Where the Gaussian noise enters one round and what is divided by m (issue 21).  U = Σ_h [a_h]_C is the clipped
-#: sum of the m groups, ā the mean gradient of the whole batch, κ the noise convention's factor (2 for
-#: replace-one), |S_b| the batch size.  Evidence (repository MisaNguyen/DPSGD; line numbers of that commit's file;
-#: ``Normal(0, s)`` there is torch.distributions.Normal with standard deviation s):
+#: Where the Gaussian noise enters one round and what is divided by m (issue 21), each value named by the mechanism
+#: it runs (issue 43): what is clipped, where the noise enters, what the noise is divided by.  U = Σ_h [a_h]_C is
+#: the clipped sum of the m groups, ā the mean gradient of the whole batch, κ the noise convention's factor (2 for
+#: replace-one), |S_b| the batch size:
 #:
-#: * ``"algorithm1"`` -- (U + N(0, (κCσ)²))/m, paper 003 Algorithm 1 lines 21-24; also the authors' code at
-#:   a3b48f6ff9a96bfb8aa995480d2e368ac9cbc29c, CIFAR10_train.py line 471
-#:   ``param.grad = (param.grad + noise).div(len(micro_train_loader))``.
-#: * ``"authors_8186d9f"`` -- [ā]_C + N(0, (κCσ/m)²): commit 8186d9f9667be0cc73937a6b82ac458754e72206 ("MNIST
-#:   training"; main.py line 126 ``args.dataset_name = "MNIST"``), CIFAR10_train.py: the micro-batch gradients
-#:   are summed unclipped (lines 424-427; the per-micro-batch clip at 406-422 is commented out), averaged
-#:   (line 436 ``net1[1].grad = net2[1].sum_grad.div(len(micro_train_loader)) # Averaging the gradients``),
-#:   clipped once (line 460), and the noise ``Normal(0, 2 * args.noise_multiplier * args.max_grad_norm)``
-#:   (lines 464-465) is divided by m (line 472 ``param.grad = param.grad + noise.div(len(micro_train_loader))``).
-#:   Whatever m is, this is batch clipping of the batch mean with m times less noise: for "IC" (m = |S_b|) the
-#:   noise multiplier of the mechanism that ran is σ/|S_b|.
-#: * ``"authors_93f6075"`` -- U + N(0, (κCσ/m)²): commit 93f6075e507afadb350eded668b364efeb29b07d ("Switch to
-#:   Marten Algo"), CIFAR10_train.py: each micro-batch gradient clipped (line 422), summed (lines 424-427), not
-#:   averaged (line 435 ``net1[1].grad = net2[1].sum_grad``), noise divided by m (line 472).  Relative to the
-#:   clipped sum the noise is m times smaller than Algorithm 1's: noise multiplier σ/m.
-#: * ``"bc_divided_by_batch"`` -- [ā]_C + N(0, (Cσ/|S_b|)²), batch clipping only: commit
-#:   cb9d35549259207723063405f898d8bc507b61a0 (HEAD), train_model_BC_FGC.py ``generate_private_grad``: the
-#:   batch-mean gradient (lines 24-27) clipped as one vector (lines 37-44), ``std = sigma*const_C`` (line 48),
-#:   ``param.grad = (grad*batch_size + noise)/batch_size`` (line 56).  Against replace-one sensitivity 2C that is
-#:   the noise multiplier σ/(2|S_b|).
-NOISE_PLACEMENTS = ("algorithm1", "authors_8186d9f", "authors_93f6075", "bc_divided_by_batch")
+#: * ``"algorithm1"`` -- (U + N(0, (κCσ)²))/m: paper 003 Algorithm 1 lines 21-24.
+#: * ``"clipped_mean_noise_over_m"`` -- [ā]_C + N(0, (κCσ/m)²): the groups' gradients summed unclipped and averaged,
+#:   the batch mean clipped once, the noise divided by m.  Whatever m is, this is batch clipping of the batch mean
+#:   with m times less noise: for individual clipping (m = |S_b|) the noise multiplier that ran is σ/|S_b|.
+#: * ``"clipped_sum_noise_over_m"`` -- U + N(0, (κCσ/m)²): each group clipped and summed, the sum not divided by m,
+#:   the noise divided by m.  Relative to the clipped sum the noise is m times smaller than Algorithm 1's: noise
+#:   multiplier σ/m.
+#: * ``"clipped_mean_noise_over_batch"`` -- [ā]_C + N(0, (Cσ/|S_b|)²), batch clipping only: the batch mean clipped
+#:   once, noise of std Cσ (no κ) divided by |S_b|.  Against replace-one sensitivity 2C that is the noise
+#:   multiplier σ/(2|S_b|).
+#:
+#: Which of the paper-003 authors' code versions ran each (repository, commit, file, line) is in
+#: :data:`dpcore.papers.p003_shuffling.training.MODES`; the names before issue 43 are :data:`FORMER_NOISE_PLACEMENTS`.
+NOISE_PLACEMENTS = ("algorithm1", "clipped_mean_noise_over_m", "clipped_sum_noise_over_m",
+                    "clipped_mean_noise_over_batch")  # fmt: skip
+#: The spellings of :data:`NOISE_PLACEMENTS` before issue 43 (named by a commit of the authors' repository) -> the
+#: mechanism's name.  A configuration read with a former spelling gets the new one (:func:`noise_placement_name`);
+#: configuration hashes and checkpoint fingerprints are computed on the former spelling
+#: (:func:`stable_noise_placement`), so that results and checkpoints written before the rename keep their names.
+FORMER_NOISE_PLACEMENTS: dict[str, str] = {
+    "authors_8186d9f": "clipped_mean_noise_over_m",
+    "authors_93f6075": "clipped_sum_noise_over_m",
+    "bc_divided_by_batch": "clipped_mean_noise_over_batch",
+}
+_STABLE_SPELLING = {new: old for old, new in FORMER_NOISE_PLACEMENTS.items()}
+
+
+def noise_placement_name(value: object) -> object:
+    """The current name of the noise placement ``value``: a former spelling (:data:`FORMER_NOISE_PLACEMENTS`) mapped
+    to its mechanism's name, anything else unchanged (validated where it is used)."""
+    return FORMER_NOISE_PLACEMENTS.get(value, value) if isinstance(value, str) else value
+
+
+def stable_noise_placement(value: str) -> str:
+    """The spelling of the noise placement ``value`` that hashes and fingerprints use: the former spelling of a renamed
+    placement (:data:`FORMER_NOISE_PLACEMENTS`), else ``value`` (``"algorithm1"`` is unchanged)."""
+    return _STABLE_SPELLING.get(value, value)
 #: the samplers of the authors' runs (fixed-size subsampling and shuffling; a constant |S_b|)
 AUTHORS_SAMPLINGS = ("shuffle", "fixed")
 
@@ -246,6 +263,7 @@ class TrainConfig:
     def _check_authors_modes(self) -> None:
         """Validate ``clip_scope`` and ``noise_placement`` (:data:`PARAMETER_CLIP_SCOPES`, :data:`NOISE_PLACEMENTS`)."""
         check_choice("clip_scope", self.clip_scope, PARAMETER_CLIP_SCOPES)
+        self.noise_placement = noise_placement_name(self.noise_placement)
         check_choice("noise_placement", self.noise_placement, NOISE_PLACEMENTS)
         if self.clip_scope == "global" and self.noise_placement == "algorithm1":
             return
@@ -267,8 +285,9 @@ class TrainConfig:
             )
         if self.reduce != "mean" or self.modelmix is not None:
             raise ValueError(f"noise_placement={self.noise_placement!r} needs reduce='mean' and no ModelMix")
-        if self.noise_placement == "bc_divided_by_batch" and self.clipping != "batch":
-            raise ValueError(f"noise_placement='bc_divided_by_batch' is for clipping='batch', got {self.clipping!r}")
+        if self.noise_placement == "clipped_mean_noise_over_batch" and self.clipping != "batch":
+            raise ValueError(f"noise_placement='clipped_mean_noise_over_batch' is for clipping='batch', "
+                             f"got {self.clipping!r}")  # fmt: skip
         if self.clipping == "mixed" and self.batch_size % (self.group_size or 1):
             raise ValueError(f"noise_placement={self.noise_placement!r} needs batch_size divisible by group_size")
 
@@ -293,8 +312,9 @@ class TrainConfig:
     @property
     def clips_batch_mean(self) -> bool:
         """Whether a round clips the mean gradient of the whole batch once, whatever ``clipping`` says (the
-        placements ``"authors_8186d9f"`` and ``"bc_divided_by_batch"``; see :data:`NOISE_PLACEMENTS`)."""
-        return self.noise_placement in ("authors_8186d9f", "bc_divided_by_batch")
+        placements ``"clipped_mean_noise_over_m"`` and ``"clipped_mean_noise_over_batch"``; see
+        :data:`NOISE_PLACEMENTS`)."""
+        return self.noise_placement in ("clipped_mean_noise_over_m", "clipped_mean_noise_over_batch")
 
     def clip_group_size(self, batch_size: int) -> int:
         """The group size the clipping runs on: :meth:`effective_group_size`, or the whole batch when the round
@@ -312,12 +332,12 @@ class TrainConfig:
 
     def round_noise_std(self, batch_size: int) -> float:
         """Per-coordinate std of the noise added to the clipped statistic of a round of ``batch_size`` (before the
-        division by D): κCσ for ``"algorithm1"``, κCσ/m for the authors' 8186d9f and 93f6075 placements,
-        Cσ/``|S_b|`` for ``"bc_divided_by_batch"`` (:data:`NOISE_PLACEMENTS`)."""
+        division by D): κCσ for ``"algorithm1"``, κCσ/m for the two ``*_noise_over_m`` placements,
+        Cσ/``|S_b|`` for ``"clipped_mean_noise_over_batch"`` (:data:`NOISE_PLACEMENTS`)."""
         std = self.noise_std
-        if self.noise_placement in ("authors_8186d9f", "authors_93f6075"):
+        if self.noise_placement in ("clipped_mean_noise_over_m", "clipped_sum_noise_over_m"):
             return std / self.groups(batch_size)
-        if self.noise_placement == "bc_divided_by_batch":
+        if self.noise_placement == "clipped_mean_noise_over_batch":
             return 0.0 if std == 0 else self.clip_norm * self.noise_multiplier / batch_size
         return std
 
@@ -328,7 +348,7 @@ class TrainConfig:
         tensors, per-tensor clipping bounds a group vector by C·√k (the clip norm reported), and the noise std is
         :meth:`round_noise_std` relative to the clipped statistic (the batch mean for the placements that clip
         it, reported as batch clipping).  The record's σ is then noise_std / (κ·clip norm): e.g. σ/m for
-        ``"authors_93f6075"``, σ/√k for per-tensor clipping.  The defaults report C, σ and κCσ unchanged.
+        ``"clipped_sum_noise_over_m"``, σ/√k for per-tensor clipping.  The defaults report C, σ and κCσ unchanged.
         """
         if self.clip_scope == "per_tensor":
             if tensors is None:

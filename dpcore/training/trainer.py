@@ -40,7 +40,7 @@ from torch import Tensor, nn
 
 from dpcore.accounting.events import epochs_to_steps, groups_per_round
 from dpcore.accounting.run_record import RunRecord
-from dpcore.training.config import TrainConfig
+from dpcore.training.config import TrainConfig, stable_noise_placement
 from dpcore.training.integrity import (
     as_tensor,
     check_labels,
@@ -525,6 +525,8 @@ class Trainer:
     def _fingerprint(self) -> str:
         d = self.config.as_dict()
         d.pop("device", None)
+        if "noise_placement" in d:  # the spelling checkpoints were written with (issue 43 renamed the placements)
+            d["noise_placement"] = stable_noise_placement(d["noise_placement"])
         return json.dumps(d, sort_keys=True, default=str)
 
     def fingerprints(self) -> dict[str, str]:

@@ -24,7 +24,7 @@ def test_stackable_is_the_stacked_trainers_scope():
     assert not stackable(_run("c", "none", 64).config)
     assert not stackable(_run("d", "mixed", 128).config)
     assert not stackable(_run("e", "individual", 64, sampling="poisson").config)
-    assert not stackable(_run("f", "batch", 64, noise_placement="bc_divided_by_batch").config)
+    assert not stackable(_run("f", "batch", 64, noise_placement="clipped_mean_noise_over_batch").config)
 
 
 def test_groups_follow_the_issue_order_and_split_at_max_stack():

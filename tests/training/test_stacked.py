@@ -170,7 +170,7 @@ def test_runs_of_different_lengths_leave_the_stack_when_done():
     (dict(sampling="poisson"), "sampling"),
     (dict(batch_size=8), "batch_size"),
     (dict(optimizer_kwargs={"momentum": 0.9}), "optimizer"),
-    (dict(noise_placement="authors_93f6075"), "noise_placement"),
+    (dict(noise_placement="clipped_sum_noise_over_m"), "noise_placement"),
     (dict(lr={"kind": "inverse_time", "lr0": 0.1, "beta": 0.01}), "lr"),
     (dict(secure_rng=True), "secure_rng"),
     (dict(clipping="none", noise_multiplier=0.0), "clipping"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dpcore.claims import ClaimSpec, NotebookClaims, specs_by_key
 from dpcore.papers.p003_shuffling.audit_modes import AUTHORS_PLACEMENTS
+from dpcore.papers.p003_shuffling.training import MODES
 
 __all__ = ["AUDIT_SPECS", "AUDIT_CLAIMS", "AUDIT_NOTEBOOKS", "MODE_KEYS", "REFERENCE_KEY"]
 
@@ -20,8 +21,11 @@ _HOW = (
     "score exactly N(±E·C, E·s²)), GDP estimator (non-central t, 95 %); claim = ε(G_sqrt(E)/σ) at the nominal σ = 2 "
     "(paper 003 Thm F.1, as dpcore.papers.p003_shuffling.training.claimed_epsilon); check: lower bound > claim"
 )
+#: the authors' code version (the mode's name in training.MODES) of each audited noise placement: the claim keys and
+#: texts name the code version, so they stay those of the claims recorded before issue 43 named placements by mechanism
+_CODE_VERSION = {m.noise_placement: m.name for m in MODES if m.noise_placement in AUTHORS_PLACEMENTS}
 #: noise placement -> claim key (one per authors' placement, read from training.MODES)
-MODE_KEYS = {p: f"audit.modes.{p}.lower_bound_exceeds_claim" for p in AUTHORS_PLACEMENTS}
+MODE_KEYS = {p: f"audit.modes.{_CODE_VERSION[p]}.lower_bound_exceeds_claim" for p in AUTHORS_PLACEMENTS}
 REFERENCE_KEY = "audit.modes.algorithm1.lower_bound_within_claim"
 
 AUDIT_SPECS: tuple[ClaimSpec, ...] = tuple(
@@ -29,7 +33,7 @@ AUDIT_SPECS: tuple[ClaimSpec, ...] = tuple(
         "003",
         key,
         "privacy audit (authors' modes)",
-        f"the authors' {p} code path is not (claimed ε, 1e-5)-DP: audited ε lower bound > claimed ε",
+        f"the authors' {_CODE_VERSION[p]} code path is not (claimed ε, 1e-5)-DP: audited ε lower bound > claimed ε",
         True,
         "derived",
         _HOW,

@@ -311,9 +311,11 @@ def _plan_cells(st: GridSettings, profile: str, cells_: list[tuple[str, str, str
 
 @dataclass(frozen=True)
 class Mode:
-    """One of the authors' practices as a named run mode (issue 21): the family it applies to (IC or BC), the
-    clip scope, noise placement and learning-rate rule it sets, whether C is tuned for it (else the Table 3 cell's
-    C is reused), and what it reproduces (repository MisaNguyen/DPSGD)."""
+    """One of the authors' practices as a named run mode (issue 21): its name (the authors' code version, a path in
+    the grid), the family it applies to (IC or BC), the clip scope, noise placement (the mechanism, by what it
+    clips, where the noise enters and what divides it) and learning-rate rule it sets, whether C is tuned for it
+    (else the Table 3 cell's C is reused), and what it reproduces (``source``: repository MisaNguyen/DPSGD, commit,
+    file, line)."""
 
     name: str
     family: str
@@ -326,25 +328,47 @@ class Mode:
 
 #: The modes, in the order that changes one thing at a time from Algorithm 1 (the Table 3 cell): the authors'
 #: learning-rate rule, then their per-tensor clipping, then their noise placements (with per-tensor clipping, as
-#: their code ran).  For BC (m = 1) the 8186d9f and 93f6075 placements equal Algorithm 1, so BC gets the HEAD
-#: file's placement instead.
+#: their code ran).  For BC (m = 1) the two ``*_noise_over_m`` placements equal Algorithm 1, so BC gets the HEAD
+#: file's placement instead.  A mode's *name* is the authors' code version it reproduces (the run names and claim
+#: keys of the grid); its ``noise_placement`` is the mechanism (:data:`dpcore.training.config.NOISE_PLACEMENTS`).
+#:
+#: Provenance (repository MisaNguyen/DPSGD, PyTorchProjectFramework/; line numbers of that commit's file;
+#: ``Normal(0, s)`` there is torch.distributions.Normal with standard deviation s):
+#:
+#: * ``algorithm1``: also the authors' code at a3b48f6ff9a96bfb8aa995480d2e368ac9cbc29c, CIFAR10_train.py line 471
+#:   ``param.grad = (param.grad + noise).div(len(micro_train_loader))``.
+#: * ``authors_8186d9f`` -> ``clipped_mean_noise_over_m``: commit 8186d9f9667be0cc73937a6b82ac458754e72206 ("MNIST
+#:   training"; main.py line 126 ``args.dataset_name = "MNIST"``), CIFAR10_train.py: the micro-batch gradients are
+#:   summed unclipped (lines 424-427; the per-micro-batch clip at 406-422 is commented out), averaged (line 436
+#:   ``net1[1].grad = net2[1].sum_grad.div(len(micro_train_loader)) # Averaging the gradients``), clipped once
+#:   (line 460), and the noise ``Normal(0, 2 * args.noise_multiplier * args.max_grad_norm)`` (lines 464-465) is
+#:   divided by m (line 472 ``param.grad = param.grad + noise.div(len(micro_train_loader))``).
+#: * ``authors_93f6075`` -> ``clipped_sum_noise_over_m``: commit 93f6075e507afadb350eded668b364efeb29b07d ("Switch
+#:   to Marten Algo"), CIFAR10_train.py: each micro-batch gradient clipped (line 422), summed (lines 424-427), not
+#:   averaged (line 435 ``net1[1].grad = net2[1].sum_grad``), noise divided by m (line 472).
+#: * ``bc_divided_by_batch`` -> ``clipped_mean_noise_over_batch``: commit cb9d35549259207723063405f898d8bc507b61a0
+#:   (HEAD), train_model_BC_FGC.py ``generate_private_grad``: the batch-mean gradient (lines 24-27) clipped as one
+#:   vector (lines 37-44), ``std = sigma*const_C`` (line 48), ``param.grad = (grad*batch_size + noise)/batch_size``
+#:   (line 56).
 MODES = (
     Mode("lr_authors", "IC", "global", "algorithm1", AUTHORS_LR_RULE, False,
          "the authors' step-size rule only (main.py lines 293-295 at 8186d9f: decay when the test accuracy did "
          "not increase, from epoch 3); C of the Table 3 cell"),
     Mode("per_tensor", "IC", "per_tensor", "algorithm1", AUTHORS_LR_RULE, True,
          "a3b48f6 (MNIST): (Σ_h [a_h]_C + N(0, (2Cσ)²))/m, each parameter tensor clipped to C"),
-    Mode("authors_8186d9f", "IC", "per_tensor", "authors_8186d9f", AUTHORS_LR_RULE, True,
-         "8186d9f / f1fa40f / a9b66bf (MNIST): the batch-mean gradient clipped per tensor, noise N(0, (2Cσ)²)/m"),
-    Mode("authors_93f6075", "IC", "per_tensor", "authors_93f6075", AUTHORS_LR_RULE, True,
-         "93f6075 (CIFAR-10 there): Σ_h [a_h]_C per tensor + N(0, (2Cσ)²)/m, the sum not divided by m"),
+    Mode("authors_8186d9f", "IC", "per_tensor", "clipped_mean_noise_over_m", AUTHORS_LR_RULE, True,
+         "8186d9f / f1fa40f / a9b66bf (MNIST), CIFAR10_train.py lines 436, 460, 472: the batch-mean gradient "
+         "clipped per tensor, noise N(0, (2Cσ)²)/m"),
+    Mode("authors_93f6075", "IC", "per_tensor", "clipped_sum_noise_over_m", AUTHORS_LR_RULE, True,
+         "93f6075 (CIFAR-10 there), CIFAR10_train.py lines 422, 435, 472: Σ_h [a_h]_C per tensor + N(0, (2Cσ)²)/m, "
+         "the sum not divided by m"),
     Mode("lr_authors", "BC", "global", "algorithm1", AUTHORS_LR_RULE, False,
          "the authors' step-size rule only; C of the Table 3 cell as tuned over C_GRID (before issue 44's "
          "continuation)"),
     Mode("per_tensor", "BC", "per_tensor", "algorithm1", AUTHORS_LR_RULE, True,
          "per-tensor clipping of the batch-mean gradient, Algorithm 1's noise N(0, (2Cσ)²)"),
-    Mode("bc_divided_by_batch", "BC", "global", "bc_divided_by_batch", AUTHORS_LR_RULE, True,
-         "cb9d355 (HEAD) train_model_BC_FGC.py: [ā]_C + N(0, (Cσ)²)/|S_b|"),
+    Mode("bc_divided_by_batch", "BC", "global", "clipped_mean_noise_over_batch", AUTHORS_LR_RULE, True,
+         "cb9d355 (HEAD) train_model_BC_FGC.py lines 24-56: [ā]_C + N(0, (Cσ)²)/|S_b|"),
 )  # fmt: skip
 
 
