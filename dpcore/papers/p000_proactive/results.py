@@ -269,6 +269,12 @@ def claim_values(
         out[f"sec3.3.gamma.{SETTING_KEYS[row.setting]}"] = (
             row.gamma_star, f"one update F(2) (the calculators' γ) = {row.gamma_F2:.4f}"
         )
+    two_gamma = 2 * gammas["gamma_star"]
+    out["thm3.2.two_gamma"] = (
+        float(two_gamma.min()),
+        "2γ* per setting: " + ", ".join(f"{r.setting} {2 * r.gamma_star:.3f}" for r in gammas.itertuples())
+        + "; with F(2): " + ", ".join(f"{2 * r.gamma_F2:.3f}" for r in gammas.itertuples()),
+    )
     for row in t35.itertuples():
         n = row.table.split()[1]
         out[f"table{n}.epsilon"] = (row.epsilon_paper_rule, f"eq. (6) at the printed σ gives {row.epsilon_eq6:.5f}")

@@ -26,6 +26,8 @@ from dpcore.papers.p001_isrl import accounting as isrl
 from dpcore.validation import check_positive, check_positive_int
 
 __all__ = [
+    "pooled_split_sizes",
+    "insurance_split_totals",
     "Setting",
     "mnist_silo_sizes",
     "insurance_train_size",
@@ -88,6 +90,24 @@ def insurance_train_size(frame: pd.DataFrame, num_silos: int) -> int:
     """Training records of the first (largest) insurance silo for N = ``num_silos`` (App. I.2)."""
     trials = fd.insurance_by_charges(frame, num_silos=num_silos, trials=1)
     return int(trials.sizes[0].max())
+
+
+def pooled_split_sizes(n_total: int, *, test_fraction: float = 0.2) -> tuple[int, int]:
+    """(training, test) sizes of one pooled split of ``n_total`` records with scikit-learn's rule (test =
+    ⌈test_fraction · n_total⌉): App. I.2's N_0 ∈ {1070, 268} of Lowy & Razaviyayn is this split of the 1,338
+    insurance records at 80/20 (the per-silo splits the experiments use give slightly different totals)."""
+    if isinstance(n_total, bool) or not isinstance(n_total, int | np.integer) or n_total < 2:
+        raise ValueError(f"n_total must be an integer >= 2, got {n_total!r}")
+    if isinstance(test_fraction, bool) or not isinstance(test_fraction, float | int) or not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    test = math.ceil(round(test_fraction * int(n_total), 9))
+    return int(n_total) - test, test
+
+
+def insurance_split_totals(frame: pd.DataFrame, num_silos: int) -> tuple[int, int]:
+    """(training, test) records summed over the N = ``num_silos`` insurance silos of trial 0 (App. I.2)."""
+    trials = fd.insurance_by_charges(frame, num_silos=num_silos, trials=1)
+    return int(np.sum(trials.sizes[0])), int(trials.test_sizes[0])
 
 
 def obesity_train_size(frame: pd.DataFrame, *, seed: int = 0) -> int:

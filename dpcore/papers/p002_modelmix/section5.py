@@ -36,6 +36,9 @@ __all__ = [
     "transfer_phases",
     "transfer_epsilon",
     "transfer_claim_values",
+    "FIG2CD",
+    "fig2cd_noise",
+    "fig2cd_claim_values",
 ]
 
 DELTA = 1e-5
@@ -137,3 +140,38 @@ def transfer_claim_values(reference_noise: float | None = None) -> dict[str, flo
     """Claim key -> ModelMix's §5.3 ε for the two readings of the iteration count (1500 and 2700)."""
     z0 = transfer_noise() if reference_noise is None else check_positive("reference_noise", reference_noise)
     return {f"sec5.3.transfer_eps.T{t}": transfer_epsilon(t, reference_noise=z0) for t in (1500, 2700)}
+
+
+#: Fig. 2(c, d) (§3.2): q = 0.05 and 2,000 iterations (as panels (a, b)), c = 8, τ = 0.05η for ModelMix, ε = 8
+#: for regular DP-SGD at δ = 1e-5; n = CIFAR-10's 50,000 (panel (c)); p = 100 as in "all experiments" (§5.2)
+FIG2CD: dict = dict(n=50_000, sample_rate=0.05, steps=2000, clip=8.0, tau=0.05, epsilon=8.0, linf_blocks=100)
+
+
+def fig2cd_noise(*, n: int = FIG2CD["n"], sample_rate: float = FIG2CD["sample_rate"],
+                 steps: int = FIG2CD["steps"], epsilon: float = FIG2CD["epsilon"]) -> float:  # fmt: skip
+    """The noise multiplier z of Fig. 2(c, d) (Xiao, Wan, Devadas, §3.2): the one that 'ensures an (ε = 8,
+    δ = 1e-5) guarantee for regular DP-SGD' at q = 0.05, T = 2000, under the paper's accountant (sampled Gaussian
+    RDP, Theorem 2.2's Mironov conversion)."""
+    n = check_positive_int("n", n)
+    rate = check_positive("sample_rate", sample_rate)
+    if rate > 1:
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+    return mm.noise_multiplier_for_epsilon(
+        check_positive("epsilon", epsilon), n=n, batch_size=rate * n, steps=check_positive_int("steps", steps),
+        delta=DELTA, method="dpsgd", conversion="mironov",
+    )  # fmt: skip
+
+
+def fig2cd_claim_values(z: float | None = None) -> dict[str, tuple[float | bool, str]]:
+    """Claim key -> (our value, note) for Fig. 2(c, d)'s privacy statements (§3.2): the regular DP-SGD ε at the
+    noise z of :func:`fig2cd_noise` (``fig2cd.dpsgd_eps``), and whether ModelMix with the *same* noise and
+    τ = 0.05η (c = 8, p = 100, Corollary 4.1 corrected, Mironov) has a smaller ε (``fig2cd.mm_better_eps``:
+    'ModelMix can achieve a much better DP guarantee under the same setup')."""
+    z = fig2cd_noise() if z is None else check_positive("z", z)
+    f = FIG2CD
+    kw = dict(n=f["n"], batch_size=f["sample_rate"] * f["n"], steps=f["steps"], delta=DELTA, conversion="mironov")
+    regular = mm.regular_dpsgd_epsilon(noise_multiplier=z, **kw)
+    mixed = mm.epsilon(noise_multiplier=z, clip=f["clip"], tau=f["tau"], linf_blocks=f["linf_blocks"],
+                       bound="modelmix", **kw)  # fmt: skip
+    note = f"z = {z:.4f}: regular DP-SGD eps {regular:.4f}, ModelMix (tau = 0.05eta, c = 8, p = 100) eps {mixed:.4f}"
+    return {"fig2cd.dpsgd_eps": (regular, note), "fig2cd.mm_better_eps": (bool(mixed < regular), note)}

@@ -26,7 +26,10 @@ from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
 from dpcore.plots import new_axes, not_run, series_style, table_panel
 
 __all__ = [
+    "APP_H_NONDP",
     "CELL_COLUMNS",
+    "fig1_caption_batch_sizes",
+    "printed_pair_values",
     "reduced_note",
     "data_provenance",
     "missing_runs",
@@ -606,3 +609,44 @@ def smallest_batch_values(cells: pd.DataFrame) -> dict[str, tuple[bool | None, s
                     f"{ic_pct:.2f} (C = {ic['clip_norm']:g}); ε(1e-5) A_1 "
                     f"{_eps(bc['epsilon_paper'])} both")  # fmt: skip
     return out
+
+
+#: App. H, second paragraph: the non-private mini-batch SGD accuracies (percent) per (data set, sampling)
+APP_H_NONDP: dict[tuple[str, str], float] = {
+    ("mnist", "SS"): 98.31, ("mnist", "SH"): 98.38, ("cifar10", "SS"): 68.94, ("cifar10", "SH"): 70.14,
+}
+
+
+def fig1_caption_batch_sizes(group: int = 64, multiples: tuple[int, ...] = (1, 2, 4, 8, 16)) -> tuple[int, ...]:
+    """|S_b| = s·m of Fig. 1's curves (paper 003, Fig. 1 caption): 'For MC, we set s = 64 and m = 2, 4, 8 and 16',
+    and IC / BC use the same |S_b| with s = 1 or m = 1; the sizes are ``group`` × each of ``multiples``.  With the
+    caption's s = 64 the largest is 64 · 16 = 1024, not the printed 1028 (which is no multiple of 64)."""
+    if isinstance(group, bool) or not isinstance(group, int) or group < 1:
+        raise ValueError(f"group must be a positive integer, got {group!r}")
+    if not multiples or any(isinstance(m, bool) or not isinstance(m, int) or m < 1 for m in multiples):
+        raise ValueError(f"multiples must be a non-empty tuple of positive integers, got {multiples!r}")
+    return tuple(group * m for m in multiples)
+
+
+def printed_pair_values(table3: Mapping[str, tuple[float | None, str]]) -> dict[str, tuple[Any, str]]:
+    """Our values of App. H's printed numbers that Table 3 also prints (paper 003): ``apph.mnist.SH.nondp`` (the
+    non-private shuffling baseline, App. H's 98.38 % beside Table 3's 98.4 %) is ours for
+    ``table3.mnist.SH.nondp`` (from :func:`table3_claim_values`); ``apph.nondp_matches_table3`` whether each of
+    App. H's four non-private accuracies rounds to Table 3's second number at Table 3's printed precision
+    (a check of the paper's own consistency, no training); ``fig1.caption.largest_batch`` the largest |S_b| of
+    :func:`fig1_caption_batch_sizes`."""
+    if "table3.mnist.SH.nondp" not in table3:
+        raise ValueError("table3 must hold the value of 'table3.mnist.SH.nondp' (table3_claim_values)")
+    ours, note = table3["table3.mnist.SH.nondp"]
+    pairs = []
+    for (dataset, sampling), app_h in APP_H_NONDP.items():
+        printed = next(v[1] for k, v in TABLE3_PRINTED.items() if k[:2] == (dataset, sampling))
+        decimals = len(f"{printed:g}".partition(".")[2])
+        text = f"{dataset} {sampling}: App. H {app_h:g}, Table 3 {printed:g}"
+        pairs.append((text, round(app_h, decimals) == printed))
+    sizes = fig1_caption_batch_sizes()
+    return {
+        "apph.mnist.SH.nondp": (ours, note),
+        "apph.nondp_matches_table3": (all(ok for _, ok in pairs), "; ".join(text for text, _ in pairs)),
+        "fig1.caption.largest_batch": (max(sizes), f"|S_b| = 64·m for m = 1, 2, 4, 8, 16: {sizes}"),
+    }

@@ -133,19 +133,43 @@ SPECS: tuple[ClaimSpec, ...] = (
         "Footnote 1, Sec. I; check: ε at δ = 1e-5 of parallel composition through Gaussian RDP and the improved "
         f"RDP→DP conversion (B2) exceeds the exact θ_ε route (B1) for q = 0.1, 0.2, 0.3, {_FIG2}",
     ),
+    ClaimSpec(
+        "004",
+        "cor2.rate_sqrt_n",
+        "Corollary 2 (batch-m form), Sec. IV-B",
+        "with σ_t² = √n and η_t = 1/(λt), Corollary 2's bound is Õ(1/√n ∨ m/n)",
+        True,
+        "printed",
+        "Sec. IV-B, after (12): 'and by Corollary 2, the convergence rate is Õ(1/√n ∨ m/n)'; check: the batch-m "
+        "bound c·m((L+μB)²+G²)log(n/m)/(λn) + Σ_t η_t σ_t²/n (c and (L+μB)²+G² set to 1: the paper gives neither) "
+        "divided by log(n/m)·max(1/√n, m/n) stays within a factor 4 for n = 1e3..1e7, m = 1, 10, 100, λ = 0.05",
+    ),
+    ClaimSpec(
+        "004",
+        "cor3.eq12_bounds_sum",
+        "Corollary 3, eq. (12)",
+        "the closed form (12) is at least Corollary 3's double sum (so it 'can also' be picked as δ)",
+        True,
+        "printed",
+        "Corollary 3, Sec. IV-B: 'Moreover, if η* = min η_t and σ* = min σ_t, then we can also pick δ as (12)'; "
+        "check: (12) ≥ the double sum at ε = 0, 0.5, 1, 2 for the paper's instance η_t = 1/(λt), σ_t² = √n "
+        "(λ = 0.05, m = 10, n = 100, L = 1, ρ = 1)",
+    ),
 )
 
 CLAIMS = specs_by_key(SPECS)
 NOTEBOOKS: tuple[NotebookClaims, ...] = (
-    NotebookClaims.of("004_contraction/contraction_fig2", "Theorem 2, Fig. 2, Corollary 1", SPECS),
+    NotebookClaims.of("004_contraction/contraction_fig2", "Theorem 2, Fig. 2, Corollaries 1-3", SPECS),
 )
 
 
 # ---------------------------------------------------------------------------------------------- findings (issue 41)
 FINDINGS: tuple[Finding, ...] = (
     Finding("004", "contraction", "reproduced",
-            "Fig. 2 and Theorem 2's contraction bound reproduce (an exact 1-D instance lies below the bound).",
-            "Fig. 2 and Theorem 2 reproduced", False, ("fig2.*", "thm2.below_*", "thm2.bounds_*", "lemma1.*"),
+            "Fig. 2 and Theorem 2's contraction bound reproduce (an exact 1-D instance lies below the bound), and so "
+            "do Corollary 2's rate and Corollary 3's closed form (12).",
+            "Fig. 2, Theorem 2, Corollaries 2–3 reproduced", False,
+            ("fig2.*", "thm2.below_*", "thm2.bounds_*", "lemma1.*", "cor2.*", "cor3.*"),
             "dpcore.papers.p004_contraction, notebook contraction_fig2"),
     Finding("004", "typos", "erratum",
             "Two typos: Theorem 2's proof (last display) has θ_ε(2L√m/σ) where the statement has θ_ε(2L/(√m σ)), "

@@ -480,3 +480,81 @@ def corollary1_contraction_args(
     printed = 2 * radius * math.sqrt(lam * m * j) / sigma
     correct = C.contraction_ratio(batch_size=m, eta=1.0 / (lam * j), sigma=sigma, radius=radius)
     return printed, correct
+
+
+def corollary2_noise_term(*, n: int, batch_size: int, strong_convexity: float, noise_variance: float) -> float:
+    """The privacy term Σ_t η_t σ_t²/n of Corollary 2 in its batch-m form (Sec. IV-B, the display after "applying
+    Corollary 2 yields"), with η_t = 1/(λt) and a constant σ_t² over the T = n/m rounds: σ² H_T/(λn), H_T the
+    T-th harmonic number."""
+    n = check_positive_int("n", n)
+    m = check_positive_int("batch_size", batch_size)
+    if n % m:
+        raise ValueError(f"batch_size must divide n (T = n/m rounds), got n={n}, batch_size={m}")
+    lam = check_positive("strong_convexity", strong_convexity)
+    variance = check_positive("noise_variance", noise_variance)
+    steps = n // m
+    harmonic = float(np.sum(1.0 / np.arange(1, steps + 1)))
+    return variance * harmonic / (lam * n)
+
+
+def corollary2_rate_table(
+    ns: Sequence[int] = (10**3, 10**4, 10**5, 10**6, 10**7),
+    batch_sizes: Sequence[int] = (1, 10, 100),
+    *,
+    strong_convexity: float = 0.05,
+) -> pd.DataFrame:
+    """Corollary 2's bound (batch-m form) with the choice of Corollary 3's instance, σ_t² = √n and η_t = 1/(λt),
+    against the rate Õ(1/√n ∨ m/n) the paper states after (12) (Sec. IV-B).
+
+    The universal constant c and ((L + μB)² + G²) are set to 1 (the paper gives neither). Per (n, m): the
+    optimisation term m log(n/m)/(λn), the privacy term (:func:`corollary2_noise_term`), their sum and ``ratio``
+    = bound / (max(1/√n, m/n) · log(n/m)); the rate holds when the ratio stays within a constant band."""
+    lam = check_positive("strong_convexity", strong_convexity)
+    rows = []
+    for n in ns:
+        n = check_positive_int("ns", n)
+        for m in batch_sizes:
+            m = check_positive_int("batch_sizes", m)
+            if n % m or n // m < 3:
+                raise ValueError(f"each batch size must divide each n with T = n/m >= 3, got n={n}, m={m}")
+            log_t = math.log(n // m)
+            optimisation = m * log_t / (lam * n)
+            privacy = corollary2_noise_term(n=n, batch_size=m, strong_convexity=lam, noise_variance=math.sqrt(n))
+            rate = max(1 / math.sqrt(n), m / n)
+            rows.append({"n": n, "m": m, "optimisation term": optimisation, "privacy term": privacy,
+                         "bound": optimisation + privacy, "rate": rate,
+                         "ratio": (optimisation + privacy) / (rate * log_t)})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def corollary2_rate_holds(table: pd.DataFrame, *, spread: float = 4.0) -> bool:
+    """Whether the ratio column of :func:`corollary2_rate_table` stays within a factor ``spread`` over its grid
+    (bound = Θ(log(n/m) · max(1/√n, m/n)), i.e. the rate Õ(1/√n ∨ m/n) of Sec. IV-B)."""
+    spread = check_positive("spread", spread)
+    if "ratio" not in table or table.empty:
+        raise ValueError("table must be a non-empty frame of corollary2_rate_table with a 'ratio' column")
+    ratio = table["ratio"].to_numpy(dtype=float)
+    return bool(np.all(np.isfinite(ratio)) and ratio.max() / ratio.min() <= spread)
+
+
+def corollary3_eq12_bounds_sum(
+    epsilons: Sequence[float], setting: Setting, *, m: int = 10, strong_convexity: float = 0.05
+) -> pd.DataFrame:
+    """Corollary 3 for the paper's instance (η_t = 1/(λt), σ_t² = √n, Sec. IV-B after (12)): the double sum of
+    the statement (round by round) and the closed form (12) with η* = 1/(λT), σ* = n^{1/4}, per ε.  The paper
+    says (12) "can also" be picked as δ, i.e. (12) ≥ the sum; ``holds`` says whether it is."""
+    eps = np.asarray(epsilons, dtype=float)
+    lam = check_positive("strong_convexity", strong_convexity)
+    m = check_positive_int("m", m)
+    n = setting.n
+    if n % m:
+        raise ValueError(f"m must divide the setting's n, got n={n}, m={m}")
+    steps = n // m
+    sigma = n**0.25
+    common = dict(lipschitz=setting.lipschitz, radius=setting.radius)
+    total = C.random_stop_delta(eps, batch_sizes=[m] * steps, etas=[1 / (lam * t) for t in range(1, steps + 1)],
+                                sigmas=sigma, **common)  # fmt: skip
+    closed = C.corollary3_delta(eps, n=n, batch_size=m, eta_min=1 / (lam * steps), sigma_min=sigma, **common)
+    frame = pd.DataFrame({"epsilon": eps, "sum form": np.atleast_1d(total), "eq. (12)": np.atleast_1d(closed)})
+    frame["holds"] = frame["eq. (12)"] >= frame["sum form"] * (1 - 1e-12)
+    return frame
