@@ -76,10 +76,8 @@ def test_training_misses_are_not_reproduced_never_errata():
     trained = [k for k in kinds if k.startswith(("fig4.", "fig5.", "fig6.", "figs8_9.", "app_i2."))]
     assert len(trained) == 25 and all(kinds[k] in (NotReproduced, Inconclusive) for k in trained), trained
     assert kinds["fig4.M=12.mb_beats_isrl_local"] is Inconclusive
-    assert (
-        kinds["figs8_9.mb_beats_local.most"] is NotReproduced
-        and kinds["fig6.M=3.mb_beats_local.all_eps"] is NotReproduced
-    )
+    assert kinds["figs8_9.mb_beats_local.most"] is NotReproduced
+    assert kinds["fig6.M=3.mb_beats_local.all_eps"] is NotReproduced
     assert {k for k, v in kinds.items() if v is Erratum} == {
         *(s.key for s in SPECS if s.key.startswith("calib.") and s.explanation is not None),
         "app_i1.n_test.full",
@@ -109,17 +107,10 @@ def test_mnist_silo_sizes_equal_the_partition_with_real_features():
 
 def test_insurance_and_obesity_sizes_come_from_the_partition():
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame(
-        {
-            "age": rng.integers(18, 64, 100),
-            "sex": rng.choice(["f", "m"], 100),
-            "bmi": rng.normal(30, 5, 100),
-            "children": rng.integers(0, 4, 100),
-            "smoker": rng.choice(["no", "yes"], 100),
-            "region": rng.choice(["a", "b"], 100),
-            "charges": rng.gamma(2.0, 5000.0, 100),
-        }
-    )
+    frame = pd.DataFrame({"age": rng.integers(18, 64, 100), "sex": rng.choice(["f", "m"], 100),
+                          "bmi": rng.normal(30, 5, 100), "children": rng.integers(0, 4, 100),
+                          "smoker": rng.choice(["no", "yes"], 100), "region": rng.choice(["a", "b"], 100),
+                          "charges": rng.gamma(2.0, 5000.0, 100)})
     # ⌈100/3⌉ = 34 per silo, 80/20: 34 − ⌈6.8⌉ = 27 training records
     assert audit.insurance_train_size(frame, 3) == 27
 
@@ -167,18 +158,10 @@ def _result(mb, local, mb_np, local_np, epsilons=(0.5, 1.0, 3.0), m=3) -> fe.Pan
     rows = []
     for label, values in (("Noisy MB SGD", mb), ("Noisy Local SGD", local)):
         rows += [dict(curve=label, epsilon=e, mean=v, halfwidth=0.01) for e, v in zip(epsilons, values, strict=True)]
-    rows += [
-        dict(curve="MB SGD", epsilon=math.inf, mean=mb_np, halfwidth=0.0),
-        dict(curve="Local SGD", epsilon=math.inf, mean=local_np, halfwidth=0.0),
-    ]
-    panel = fe.Panel(
-        silos_per_round=m,
-        rounds=5,
-        epsilons=tuple(epsilons),
-        mb_stepsizes=(0.1,),
-        local_stepsizes=(0.1,),
-        lipschitz=1.0,
-    )
+    rows += [dict(curve="MB SGD", epsilon=math.inf, mean=mb_np, halfwidth=0.0),
+             dict(curve="Local SGD", epsilon=math.inf, mean=local_np, halfwidth=0.0)]
+    panel = fe.Panel(silos_per_round=m, rounds=5, epsilons=tuple(epsilons), mb_stepsizes=(0.1,),
+                     local_stepsizes=(0.1,), lipschitz=1.0)
     return fe.PanelResult(panel, pd.DataFrame(), pd.DataFrame(rows), {}, np.full((1, 3), 7))
 
 
@@ -213,20 +196,16 @@ def test_claim_dictionaries_use_existing_keys():
     assert insurance["fig5.N=10.M=5.mb_beats_local.eps_le_2"][0] is True
     assert insurance["fig9.N=3.M=3.local_beats_mb.eps=3"][0] is True
     assert insurance["figs8_9.mb_beats_local.most"][0] is True
-    mode = analysis.insurance_mode_claims(
-        {(10, 5): good, (3, 3): good}, [[10, 5]], "authors_batch_mean", epsilon_note="ε that ran ≤ 9"
-    )
-    assert set(mode) == {
-        "fig5.N=10.M=5.authors_batch_mean.mb_beats_local.eps_le_2",
-        "fig9.N=3.M=3.authors_batch_mean.local_beats_mb.eps=3",
-        "figs8_9.authors_batch_mean.mb_beats_local.most",
-    } and set(mode) <= set(CLAIMS)
+    mode = analysis.insurance_mode_claims({(10, 5): good, (3, 3): good}, [[10, 5]], "authors_batch_mean",
+                                          epsilon_note="ε that ran ≤ 9")
+    assert set(mode) == {"fig5.N=10.M=5.authors_batch_mean.mb_beats_local.eps_le_2",
+                         "fig9.N=3.M=3.authors_batch_mean.local_beats_mb.eps=3",
+                         "figs8_9.authors_batch_mean.mb_beats_local.most"} and set(mode) <= set(CLAIMS)
     assert all(note.endswith("ε that ran ≤ 9") for _, note in mode.values())
     with pytest.raises(ValueError, match="mode"):
         analysis.insurance_mode_claims({(10, 5): good}, [[10, 5]], "Authors batch")
-    mnist = analysis.mnist_claims(
-        {12: _result([0.3, 0.125, 0.12], [0.3, 0.25, 0.2], 0.12, 0.13, epsilons=(1.5, 12.0, 18.0), m=12)}, [12]
-    )
+    mnist = analysis.mnist_claims({12: _result([0.3, 0.125, 0.12], [0.3, 0.25, 0.2], 0.12, 0.13,
+                                               epsilons=(1.5, 12.0, 18.0), m=12)}, [12])
     assert set(mnist) <= set(CLAIMS) and mnist["fig4.M=12.beats_nonprivate_local_from_eps"][0] == 12.0
     obesity_result = _result([0.8, 0.7, 0.6], [0.78, 0.72, 0.62], 0.5, 0.45, epsilons=(0.5, 3.0, 9.0))
     authors = pd.DataFrame({"M": 3, "epsilon": [0.5, 3.0, 9.0], "gain_vs_isrl_local_sgd": [0.2, 0.25, 0.1]})
@@ -258,18 +237,15 @@ def test_panels_figure_keeps_equal_non_private_lines_distinct_and_the_legend_off
     lines = {line.get_label(): line for line in ax.get_lines()}
     mb, local = lines["MB SGD after 5 rounds"], lines["Local SGD after 5 rounds"]
     assert mb.get_linestyle() != local.get_linestyle() and mb.get_marker() != local.get_marker()
-    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == [
-        "Noisy MB SGD after 5 rounds",
-        "Noisy Local SGD after 5 rounds",
-    ]
+    assert [t.get_text() for t in fig.legends[0].get_texts()][:2] == ["Noisy MB SGD after 5 rounds",
+                                                                      "Noisy Local SGD after 5 rounds"]
     plt.close(fig)
 
 
 def test_accelerated_and_audit_figures_put_the_legend_below():
     curve = pd.DataFrame({"epsilon": [0.5, 3.0], "mean": [0.8, 0.7], "halfwidth": [0.01, 0.02]})
-    fig = figures.accelerated_figure(
-        {True: curve, False: curve.iloc[:1]}, _result([0.9, 0.6, 0.45], [1, 0.7, 0.4], 0.4, 0.5), ylabel="e", title="t"
-    )
+    fig = figures.accelerated_figure({True: curve, False: curve.iloc[:1]}, _result([0.9, 0.6, 0.45], [1, 0.7, 0.4],
+                                                                                  0.4, 0.5), ylabel="e", title="t")
     assert fig.axes[0].get_legend() is None and len(fig.legends) == 1
     plt.close(fig)
     table = audit.audit_frame(audit.audit_settings([audit.Setting("obesity", 213, 100, 9.0, (0.5,))], [0.5]))
@@ -338,12 +314,8 @@ def test_reasons_name_the_panel_or_epsilon_a_profile_leaves_out():
     assert coverage.calibration_reason("calib.obesity.mb-sgd.eps=9", settings, []).startswith(
         "setting obesity not audited"
     )
-    for bad, match in (
-        (dict(key=""), "key"),
-        (dict(key="k", panels=[(1, 2, 3)]), "panels"),
-        (dict(key="k", epsilons=["a"]), "epsilons"),
-        (dict(key="k", settings=[1]), "settings"),
-    ):
+    for bad, match in ((dict(key=""), "key"), (dict(key="k", panels=[(1, 2, 3)]), "panels"),
+                       (dict(key="k", epsilons=["a"]), "epsilons"), (dict(key="k", settings=[1]), "settings")):
         with pytest.raises(ValueError, match=match):
             coverage.not_run_reason(**bad)
     with pytest.raises(ValueError, match="calibration claim key"):

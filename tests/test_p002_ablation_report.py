@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from dpcore.claims import compute_status
+from dpcore.claims import NotReproduced, compute_status
 from dpcore.papers.p002_modelmix import ablation_report as ar
 from dpcore.papers.p002_modelmix import training as t2
 from dpcore.papers.p002_modelmix.claims import _BUDGET_TOTAL, TRAINING_CLAIMS
@@ -125,7 +125,12 @@ def test_budget_claims_are_the_committed_runs_composed_with_the_authors_normalis
         key = f"table1.cifar10.{method}.eps{eps:g}.total_with_normalization"
         value, note = values[key]
         assert value == pytest.approx(total, rel=1e-6), key
-        assert compute_status(TRAINING_CLAIMS[key], value) == "differs-explained"
+        assert compute_status(TRAINING_CLAIMS[key], value) == "erratum"
+        # an erratum on a training notebook's claim names the computation that proves it (issue 41)
+        assert (
+            TRAINING_CLAIMS[key].explanation.by
+            == "dpcore.papers.p002_modelmix.ablation_report:normalization_budget_frame"
+        )
         assert "0.6948" in note and value > eps + 0.2  # composition is sub-additive, but the release adds
     row = budget[(budget["method"] == "dpsgd") & (budget["target_eps"] == 0.2)].iloc[0]
     assert row["epsilon_reported"] == pytest.approx(0.2, rel=1e-3)
@@ -150,18 +155,19 @@ def _assert_seed_median(root, hashes: tuple[str, ...], runs: list[str], median: 
 
 
 def _assert_erratum_quotes(spec, printed: float, median: float, hashes: list[str]) -> None:
-    """The cell's erratum names the printed number and every cited file, and explains our median and nothing a
-    point lower."""
-    assert spec.value == printed and f"{printed:g} %" in spec.erratum.evidence
-    assert all(h in spec.erratum.evidence for h in hashes)
-    assert compute_status(spec, median) == "differs-explained"
+    """The cell's explanation (not reproduced: training runs, never an erratum) names the printed number and every
+    cited file, and explains our median and nothing a point lower."""
+    assert isinstance(spec.explanation, NotReproduced)
+    assert spec.value == printed and f"{printed:g} %" in spec.explanation.evidence
+    assert all(h in spec.explanation.evidence for h in hashes)
+    assert compute_status(spec, median) == "not-reproduced"
     assert median < printed and compute_status(spec, median - 1.0) == "differs"
 
 
 def test_unreproduced_table1_errata_quote_the_committed_runs():
     """Issue 22: each Table I cell whose erratum says no reading reproduces it quotes numbers that the committed
     result files hold (our 5 seeds' median, the "all" run's final iterate, authors' readout and total ε); the files
-    exist; and the erratum makes the cell differs-explained with our median as its value."""
+    exist; and the explanation makes the cell not-reproduced with our median as its value."""
     import json
     from pathlib import Path
 
@@ -240,7 +246,7 @@ def test_unreproduced_errata_cite_only_lines_the_evidence_table_holds():
     from dpcore.papers.p002_modelmix.claims import _CODE_ALL, _CODE_READOUT
 
     held = {(e.path.rsplit("/", 1)[-1], e.lines) for group in t2.EVIDENCE.values() for e in group}
-    nonprivate = [TRAINING_CLAIMS[f"table1.cifar10.{m}.eps_inf"].erratum.evidence for m in ("dpsgd", "mm")]
+    nonprivate = [TRAINING_CLAIMS[f"table1.cifar10.{m}.eps_inf"].explanation.evidence for m in ("dpsgd", "mm")]
     for text in [*_CODE_ALL.values(), *_CODE_READOUT.values(), *nonprivate]:
         cited = re.findall(r"([\w/]+\.py) L([\d-]+)", text)
         assert cited, text

@@ -94,12 +94,10 @@ def test_privacy_utility_panels_side_by_side_with_shared_legend():
 
 
 def test_printed_vs_ours_annotates_both_values():
-    ax = plots.printed_vs_ours(
-        ["row 1", "row 2"], [1.5, 2.0], [1.2498, np.nan], statuses=["differs-explained", "not-run"]
-    )
+    ax = plots.printed_vs_ours(["row 1", "row 2"], [1.5, 2.0], [1.2498, np.nan], statuses=["not-reproduced", "not-run"])
     texts = [t.get_text() for t in ax.texts]
     assert "1.5" in texts and "1.25" in texts and "not run" in texts
-    assert "row 1\n(differs-explained)" in [t.get_text() for t in ax.get_xticklabels()]
+    assert "row 1\n(not-reproduced)" in [t.get_text() for t in ax.get_xticklabels()]
     with pytest.raises(ValueError, match="one value per label"):
         plots.printed_vs_ours(["a"], [1, 2], [1])
 

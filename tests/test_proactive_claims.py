@@ -91,9 +91,7 @@ def test_known_errata_values(values):
     asym = [values[f"table{n}.eps_fdp.T_min_asym"][0] for n in (9, 10, 11)]
     assert asym == pytest.approx([0.0356, 0.1433, 0.5626], abs=1e-4)
     assert [values[f"appD4.target_missed.T_min_asym.{s}"][0] for s in ("libsvm", "mnist", "cifar10")] == [
-        False,
-        False,
-        True,
+        False, False, True
     ]
     assert values["appE1.restart_s1_finds_max"][0] is False
 
