@@ -67,7 +67,7 @@ def test_every_result_file_an_erratum_cites_is_committed():
     root = repo_root() / "results" / "paper"
     cited, missing = 0, []
     for s in all_specs():
-        text = s.erratum.evidence if s.erratum is not None else ""
+        text = s.explanation.evidence if s.explanation is not None else ""
         assert text.count("results/paper/") == len(_CITED.findall(text)), s.key  # every citation parsed
         for experiment, group, single in _CITED.findall(text):
             for name in group.split(",") if group else [single]:

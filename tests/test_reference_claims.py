@@ -17,7 +17,7 @@ from dpcore.papers.reference.legacy import LEGACY_SETTINGS  # noqa: E402
 
 def test_specs_are_references_without_errata():
     assert {s.paper for s in SPECS} == {"ref"} and {s.source for s in SPECS} == {"reference"}
-    assert all(s.erratum is None for s in SPECS)
+    assert all(s.explanation is None for s in SPECS)
     assert {s.key for s in LEGACY_SETTINGS} <= set(CLAIMS)
 
 
@@ -38,7 +38,7 @@ def test_legacy_settings_match_their_claims(setting):
 
 def test_epsilon_vs_epochs_and_ratio():
     frame = curves.epsilon_vs_epochs(1.1, dataset_size=60_000, batch_size=256, delta=1e-5, max_epochs=3, n_points=2)
-    assert frame["epochs"].tolist() == [1, 3] and frame["steps"].tolist() == [234, 703]
+    assert frame["epochs"].tolist() == [1, 3] and frame["steps"].tolist() == [234, 702]  # the trainer's E·round(N/B)
     assert (frame["pld/poisson"] < frame["rdp/poisson"]).all()
     assert (frame["rdp/poisson"] < frame["rdp-mironov/poisson"]).all()
     ratio = curves.relative_to(frame)
