@@ -8,7 +8,7 @@ HDSR 2020) with Poisson and fixed-size subsampling.
 
 >>> frame = epsilon_vs_epochs(1.1, dataset_size=60_000, batch_size=256, delta=1e-5, max_epochs=2, n_points=2)
 >>> frame["epochs"].tolist(), frame["steps"].tolist()
-([1, 2], [234, 469])
+([1, 2], [234, 468])
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from dpcore.accounting.dpsgd import epsilon_curve
+from dpcore.accounting.events import epochs_to_steps, steps_per_epoch
 from dpcore.plots import epsilon_curves, new_axes, printed_vs_ours
 from dpcore.validation import check_open_unit, check_positive, check_positive_int
 
@@ -31,7 +32,8 @@ def epsilon_vs_epochs(
     noise_multiplier: float, *, dataset_size: int, batch_size: int, delta: float, max_epochs: int, n_points: int
 ) -> pd.DataFrame:
     """ε at ``delta`` after 1 … ``max_epochs`` epochs (``n_points`` values, one step per batch, q = B/N), one
-    column per accountant ``<method>/<sampling>``."""
+    column per accountant ``<method>/<sampling>``; the steps are the trainer's, E·round(N/B)
+    (:func:`dpcore.accounting.events.epochs_to_steps`)."""
     check_positive("noise_multiplier", noise_multiplier)
     n = check_positive_int("dataset_size", dataset_size)
     b = check_positive_int("batch_size", batch_size)
@@ -43,7 +45,8 @@ def epsilon_vs_epochs(
         .round()
         .astype(int)
     )
-    steps = [int(round(e * n / b)) for e in epochs]
+    per_epoch = steps_per_epoch("poisson", n, b)  # the trainer's T: E·round(N/B) (events.epochs_to_steps)
+    steps = [epochs_to_steps(int(e), per_epoch) for e in epochs]
     frame = pd.DataFrame(epsilon_curve(noise_multiplier, sample_rate=b / n, steps=steps, delta=delta))
     frame.insert(0, "epochs", epochs)
     return frame
