@@ -17,7 +17,7 @@ from dpcore.papers.reference.legacy import LEGACY_SETTINGS  # noqa: E402
 
 def test_specs_are_references_without_errata():
     assert {s.paper for s in SPECS} == {"ref"} and {s.source for s in SPECS} == {"reference"}
-    assert all(s.erratum is None for s in SPECS)
+    assert all(s.explanation is None for s in SPECS)
     assert {s.key for s in LEGACY_SETTINGS} <= set(CLAIMS)
 
 
