@@ -20,6 +20,7 @@ Errata (each with the value we expect and the check that shows it):
 from __future__ import annotations
 
 from dpcore.claims import ClaimSpec, Erratum, Finding, NotebookClaims, NotReproduced, specs_by_key
+from dpcore.papers.p003_shuffling.audit_claims import AUDIT_NOTEBOOKS, AUDIT_SPECS
 
 __all__ = ["SPECS", "CLAIMS", "FDP_SPECS", "FDP_CLAIMS", "TRAINING_SPECS", "TRAINING_CLAIMS", "TABLE3_PRINTED",
            "NOTEBOOKS", "TITLE", "table3_key"]
@@ -410,11 +411,12 @@ TRAINING_SPECS = TRAINING_SPECS + _mode_specs() + _smallest_batch_specs() + _APP
 
 FDP_CLAIMS = specs_by_key(FDP_SPECS)
 TRAINING_CLAIMS = specs_by_key(TRAINING_SPECS)
-SPECS: tuple[ClaimSpec, ...] = FDP_SPECS + TRAINING_SPECS
+SPECS: tuple[ClaimSpec, ...] = FDP_SPECS + TRAINING_SPECS + AUDIT_SPECS
 CLAIMS = specs_by_key(SPECS)
 NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("003_shuffling_batch_clipping/fdp_tables", "f-DP Tables 1-2, App. D-G", FDP_SPECS),
     NotebookClaims.of("003_shuffling_batch_clipping/training", "training: Table 3", TRAINING_SPECS),
+    *AUDIT_NOTEBOOKS,
 )
 
 
