@@ -393,6 +393,8 @@ def _base() -> dict[str, dict[str, Any]]:
         P2 + "section5.transfer_phases": dict(steps=30),
         P2 + "section5.transfer_epsilon": dict(steps=30, reference_noise=1.0),
         P2 + "section5.transfer_claim_values": dict(reference_noise=1.0),
+        P2 + "section5.fig2cd_noise": dict(steps=200),
+        P2 + "section5.fig2cd_claim_values": dict(z=1.726),  # Fig. 2(c, d)'s z (issue 41); None calibrates it
         P2 + "soundness.split_epsilons": dict(z=1.0, ms=(1, 2)),
         P2 + "soundness.g_second_differences": dict(z=1.0, width=0.5, ks=(2,), points=5),
         P2 + "soundness.direction_ratios": dict(z=1.0, taus=(0.3,)),
