@@ -344,3 +344,31 @@ def test_floor_note_is_mnist_only_and_cifar10_at_chance_says_pipeline_check():
     assert "no full-scale run is committed" in fig.axes[0].get_xlabel().replace("\n", " ")
     fig, _ = nr.s_sweep_figure("cifar10", *_sweep_frames(256, 0.45), committed=full)
     assert "\n" not in fig.axes[0].get_xlabel()  # no floor for CIFAR-10 and not at chance: no note
+
+
+def test_undecided_names_the_orderings_whose_runs_end_near_chance():
+    """Issue 41: an ordering whose two compared runs both end below twice chance (20 %) is inconclusive (the reason
+    names both runs); one run above the floor, a missing run or CIFAR-10's lack of an s = 10 claim decides it."""
+    import pandas as pd
+
+    def runs(s_final: dict, eps_final: dict, status: str = "done") -> pd.DataFrame:
+        rows = [{"run": f"s/{s:g}", "kind": "s", "s_paper": s, "eps_label": math.nan, "status": status,
+                 "final_accuracy": a} for s, a in s_final.items()]  # fmt: skip
+        rows += [{"run": f"eps/{e:g}", "kind": "eps", "s_paper": math.nan, "eps_label": e, "status": "done",
+                  "final_accuracy": a} for e, a in eps_final.items()]  # fmt: skip
+        return pd.DataFrame(rows)
+
+    chance = runs({10.0: 0.11, 50.0: 0.095, 200.0: 0.12}, {0.15: 0.74, 3.0: 0.9})
+    out = nr.undecided("mnist", chance)
+    assert set(out) == {"nonconvex.mnist.larger_s_better", "nonconvex.mnist.s10_worst"}
+    assert out["nonconvex.mnist.larger_s_better"] == (
+        "the two runs it compares end below 20 % (2x chance): s = 200 12.00 %, s = 10 11.00 %"
+    )
+    assert "s = 10 11.00 %, s = 50 9.50 %" in out["nonconvex.mnist.s10_worst"]
+    assert set(nr.undecided("cifar10", chance)) == {"nonconvex.cifar10.larger_s_better"}  # no s = 10 claim there
+    above = runs({10.0: 0.11, 50.0: 0.095, 200.0: 0.35}, {0.15: 0.12, 3.0: 0.19})  # s = 200 decides the first
+    assert set(nr.undecided("mnist", above)) == {"nonconvex.mnist.s10_worst", "nonconvex.mnist.larger_eps_better"}
+    assert nr.undecided("mnist", runs({10.0: 0.11, 50.0: 0.095}, {}, status="running")) == {}  # not run
+    assert nr.undecided("mnist", runs({10.0: 0.5, 50.0: 0.6}, {0.15: 0.5, 3.0: 0.9})) == {}
+    with pytest.raises(ValueError, match="dataset"):
+        nr.undecided("svhn", chance)
