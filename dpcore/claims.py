@@ -396,7 +396,9 @@ class Finding:
     ``kind`` is one of :data:`FINDING_KINDS`; ``text`` one sentence (at most :data:`FINDING_CHARS` characters);
     ``short`` the clause the paper's one-line verdict uses (e.g. "Corollary 4.1 as printed is wrong");
     ``conclusion`` whether it changes a conclusion of the paper (else it is cosmetic); ``keys`` glob patterns
-    over the paper's claim keys it covers; ``evidence`` where the evidence is (functions, result files).
+    over the paper's claim keys it covers; ``evidence`` where the evidence is (functions, result files).  A
+    ``not-reproduced`` finding also names the ``readings`` tried (mode, result files, value, ε), the ``closest``
+    one and what stays ``untested``.
     A finding of kind erratum / not-reproduced / inconclusive covers exactly the claims whose explanation has
     that kind (:func:`finding_problems`); a ``reproduced`` or ``not-run`` finding summarises rows of that status.
     """
@@ -409,6 +411,9 @@ class Finding:
     conclusion: bool
     keys: tuple[str, ...]
     evidence: str
+    readings: tuple[str, ...] = ()
+    closest: str = ""
+    untested: str = ""
 
     def __post_init__(self) -> None:
         if self.paper not in PAPERS:
@@ -416,6 +421,17 @@ class Finding:
         _check_text("key", self.key)
         if not _KEY.match(self.key):
             raise ValueError(f"key must be letters, digits and . _ - + = only, got {self.key!r}")
+        if not isinstance(self.readings, tuple) or not all(isinstance(r, str) and r for r in self.readings):
+            raise ValueError(f"readings must be a tuple of non-empty strings, got {self.readings!r}")
+        if self.kind == "not-reproduced" and not (self.readings and self.closest and self.untested):
+            raise ValueError(
+                f"a not-reproduced finding ({self.key}) names the readings tried, the closest one and what stays "
+                "untested (readings, closest, untested)"
+            )
+        for name in ("closest", "untested"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or len(value) > FINDING_CHARS or "\n" in value:
+                raise ValueError(f"{name} must be one line of at most {FINDING_CHARS} characters, got {value!r}")
         if self.kind not in FINDING_KINDS:
             raise ValueError(f"kind must be one of {FINDING_KINDS}, got {self.kind!r}")
         for name, limit in (("text", FINDING_CHARS), ("short", 100), ("evidence", FINDING_CHARS)):

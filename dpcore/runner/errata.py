@@ -31,7 +31,7 @@ def errata_markdown(
     findings: Iterable[claims_mod.Finding] = (),
 ) -> str:
     """``ERRATA.md``: per paper, per finding (kind, whether it changes a conclusion, the evidence), its rows with
-    the printed value, the value the explanation expects, and ours per profile (``results`` maps a profile to
+    the printed value and ours (with the explanation's expected value where they differ) (``results`` maps a profile to
     its claims.csv rows; ours is the first profile's value, else another's, named).  Explained rows no finding
     covers are listed last under their paper.  Every line stays under 300 characters (the full evidence of each
     row is in ``dpcore/papers/*/claims.py`` and its note in ``claims.csv``)."""
@@ -52,20 +52,22 @@ def errata_markdown(
         "",
         f"{len(specs)} explained claims: " + ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in kinds.items()) + ".",
     ]
-    head, rule = "| key | printed | expected | ours |", "|---|---|---|---|"
+    head, rule = "| key | printed | ours |", "|---|---|---|"
     first = next(iter(results), "")
 
     def row_line(spec: ClaimSpec) -> str:
         why = spec.explanation
         assert why is not None  # filtered above
-        ours = "not run"
+        expected = claims_mod._short_value(why.expected)
+        ours = f"not run (expected {expected})"
         for profile, rows in results.items():  # this file's profile first, then the others that ran it
             row = rows.get((spec.paper, spec.key))
             if row and row["our_value"] != "":
                 shown = claims_mod._short_value(row["our_value"])
-                ours = shown if profile == first else f"{shown} ({profile})"
+                ours = shown if shown == expected else f"{shown} (expected {expected})"
+                ours = ours if profile == first else f"{ours}, {profile}"
                 break
-        cells = [spec.key, claims_mod._short_value(spec.value), claims_mod._short_value(why.expected), ours]
+        cells = [spec.key, claims_mod._short_value(spec.value), ours]
         return "| " + " | ".join(_md(c) for c in cells) + " |"
 
     for paper in sorted({s.paper for s in specs}, key=lambda p: order.get(p, 99)):
@@ -79,7 +81,11 @@ def errata_markdown(
             covered.update(s.key for s in rows_of)
             weight = "changes a conclusion" if f.conclusion else "cosmetic"
             lines += ["", f"### {f.kind.replace('-', ' ')}: {f.short}", "", f.text, "",
-                      f"{weight}; {len(rows_of)} rows; evidence: {f.evidence}", "", head, rule]  # fmt: skip
+                      f"{weight}; {len(rows_of)} rows; evidence: {f.evidence}", ""]  # fmt: skip
+            if f.readings:
+                lines += ["Readings tried:", "", *(f"- {r}" for r in f.readings), "",
+                          f"Closest: {f.closest}. Untested: {f.untested}.", ""]  # fmt: skip
+            lines += [head, rule]
             lines += [row_line(s) for s in rows_of]
         rest = [s for s in mine if s.key not in covered]
         if rest:

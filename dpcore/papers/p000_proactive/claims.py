@@ -1814,12 +1814,23 @@ FINDINGS: tuple[Finding, ...] = (
             "η̄·U/s reading, against the printed 93 %; untested: the authors' code, which is not public.",
             "MNIST's 93 % at ε = 0.15 not reproduced (74.28 %)", True,
             ("nonconvex.mnist.eps0.15.accuracy_pct", "nonconvex.mnist.s370_within_10pct"),
-            "results/paper/000_mnist/: 3fb5761f5baa9ce0.json, f722f6cdf92da1b6.json, b6cefe115e22bc9f.json"),
+            "results/paper/000_mnist/: 3fb5761f5baa9ce0.json, f722f6cdf92da1b6.json, b6cefe115e22bc9f.json",
+            readings=(
+                'Algorithm 4 as printed, η̄·U: 74.28 % at ε = 0.15 '
+                '(results/paper/000_mnist/3fb5761f5baa9ce0.json)',
+                "§2's η̄·U/s: 20.93 % at ε = 0.15, its non-private run 20.56 % (f722f6cdf92da1b6.json, "
+                '40c82927a84ed443.json)',
+            ),
+            closest='Algorithm 4 as printed: 74.28 % at the printed ε = 0.15',
+            untested="the authors' code (not public) and other step readings"),
     Finding("000", "utility_graph", "not-reproduced",
             "The utility graph's rule (w* + N(0, C²σ²I) keeps ≥ 90 % of w*'s accuracy for σ ≤ 12 at C = 0.025) is not "
             "reproduced: it keeps 9.6 % at σ = 12 and 85 % already at σ = 2.",
             "the utility graph's σ ≤ 12 rule not reproduced", False, ("nonconvex.mnist.utility.drop_le_10pct",),
-            "results/paper/000_mnist/b6cefe115e22bc9f.json (w*), 20 seeded draws per σ (nonconvex_report)"),
+            "results/paper/000_mnist/b6cefe115e22bc9f.json (w*), 20 seeded draws per σ (nonconvex_report)",
+            readings=("w* + N(0, C²σ²I) as printed, 20 seeded draws per σ: 9.6 % of w*'s accuracy at σ = 12",),
+            closest='the same rule at σ = 2: 85 %',
+            untested='a noise scale other than the printed Cσ (the last round really adds η̄_T·√5·Cσ)'),
     Finding("000", "s_sweep_at_chance", "inconclusive",
             "Fig. 9's 's = 10 is worst' cannot be decided: s = 10 and the lowest other s both end below 20 % (twice "
             "chance) under Algorithm 4 as printed, so their order is noise.",

@@ -629,12 +629,25 @@ FINDINGS: tuple[Finding, ...] = (
             "reading, the authors' whole configuration, comes within 1–3 points for ModelMix at ε 0.4–0.8, but only "
             "at a total ε of 0.82–1.09. Untested: CIFAR-10's original files.",
             "Table I is not reproduced at the printed ε", True, ("table1.cifar10.*.eps0.?", "table1.cifar10.*.eps1"),
-            "results/paper/002_table1/ (5 seeds per cell), results/paper/002_ablation/ (the authors' readings)"),
+            "results/paper/002_table1/ (5 seeds per cell), results/paper/002_ablation/ (the authors' readings)",
+            readings=(
+                'Table I setting as printed, 5 seeds per cell (results/paper/002_table1/)',
+                "the authors' configuration, one factor at a time and whole (results/paper/002_ablation/)",
+            ),
+            closest="the authors' whole configuration, within 1–3 points at a total ε of 0.82–1.09",
+            untested="CIFAR-10's original files (the offline mirror holds a JPEG re-encoding)"),
     Finding("002", "table1_nonprivate", "not-reproduced",
             "Table I's non-private 74.6 % is reached only by the authors' non-private configuration (74.50 %), not by "
             "the Table I setting without noise (67.81 / 63.46 %).",
             "Table I's non-private column needs the authors' setup",
-            False, ("table1.cifar10.*.eps_inf",), "results/paper/002_ablation/55793308d8f89958.json"),
+            False, ("table1.cifar10.*.eps_inf",), "results/paper/002_ablation/55793308d8f89958.json",
+            readings=(
+                'Table I setting without noise, 5 seeds: 67.81 / 63.46 %',
+                "the authors' non-private configuration (cnns.py defaults): 74.50 % "
+                '(results/paper/002_ablation/55793308d8f89958.json)',
+            ),
+            closest="the authors' non-private configuration, 74.50 %",
+            untested="CIFAR-10's original files (the offline mirror holds a JPEG re-encoding)"),
     Finding("002", "sec53_transfer", "erratum",
             "§5.3's transfer ε = 0.64 matches neither length of Appendix E's schedule (0.579 over 1,500 iterations, "
             "0.763 over 2,700).", "§5.3's transfer ε matches neither schedule", False, ("sec5.3.transfer_eps.*",),
