@@ -68,7 +68,7 @@ def test_validation():
     with pytest.raises(ValueError, match="group_size"):
         ShuffleSetting("batch", 4, 2, 2, 1.0, group_size=2)
     with pytest.raises(ValueError, match="clipping"):
-        ShuffleSetting("individual", 4, 2, 2, 1.0)
+        ShuffleSetting("none", 4, 2, 2, 1.0)
     with pytest.raises(ValueError, match="score"):
         shuffled_scores(np.zeros((2, 4)), np.zeros((2, 4), bool), BC, "max")
     with pytest.raises(ValueError, match="mask"):

@@ -266,11 +266,11 @@ def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, com
     head = text.index("### erratum: Table 8's row 3 is wrong\n")
     assert text.index(FINDINGS[0].text) > head and "changes a conclusion; " in text
     assert "; evidence: Thm 3.1 with s = 1267\n" in text
-    assert "| key | printed | expected | ours |\n|---|---|---|---|\n| t.wrong | 1.5 | 1.25 | 1.25 |\n" in text[head:]
+    assert "| key | printed | ours |\n|---|---|---|\n| t.wrong | 1.5 | 1.25 |\n" in text[head:]
     assert "under no finding" not in text and max(len(line) for line in text.splitlines()) <= 300
     # an explained row no finding covers is listed last under its paper, not dropped
     bare = runner.errata_markdown(SPECS, {"quick": rows})
-    assert "### explained rows under no finding\n" in bare and "| t.wrong | 1.5 | 1.25 | 1.25 |" in bare
+    assert "### explained rows under no finding\n" in bare and "| t.wrong | 1.5 | 1.25 |" in bare
     assert "### erratum:" not in bare
 
 
@@ -288,7 +288,7 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     assert runner.main(["--profile", "quick", "--nb", "aa/good"], stream=stream) == 0, stream.getvalue()
     assert "summary: 1 ok, 0 failed" in stream.getvalue()
     quick_errata = (repo / "figures" / "ERRATA.md").read_text()
-    assert "| t.wrong | 1.5 | 1.25 | 1.25 |" in quick_errata and "(paper)" not in quick_errata
+    assert "| t.wrong | 1.5 | 1.25 |" in quick_errata and ", paper" not in quick_errata
     assert "### erratum: Table 8's row 3 is wrong" in quick_errata
     assert runner.main(["--profile", "paper", "--nb", "aa/*"], stream=stream) == 0, stream.getvalue()
     quick = read_claims_csv(repo / "figures" / "claims.csv")
@@ -304,17 +304,17 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     # the paper run wrote its own ERRATA.md (its values first) and left the quick profile's file alone
     assert (repo / "figures" / "ERRATA.md").read_text() == quick_errata
     paper_errata = (repo / "figures" / "paper" / "ERRATA.md").read_text()
-    assert "| t.wrong | 1.5 | 1.25 | 1.25 |" in paper_errata and "(quick)" not in paper_errata  # its own value
+    assert "| t.wrong | 1.5 | 1.25 |" in paper_errata and ", quick" not in paper_errata  # its own value
 
 
 def test_errata_says_not_run_at_a_profile_without_the_row(tmp_path, committed):
     rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
     # ours: the first profile's value, else another profile's, named
     text = runner.errata_markdown(SPECS, {"paper": {}, "quick": rows}, FINDINGS)
-    assert "| t.wrong | 1.5 | 1.25 | 1.25 (quick) |" in text and "not in claims.csv" not in text
+    assert "| t.wrong | 1.5 | 1.25, quick |" in text and "not in claims.csv" not in text
     text = runner.errata_markdown(SPECS, {"quick": rows, "paper": {}}, FINDINGS)
-    assert "| t.wrong | 1.5 | 1.25 | 1.25 |" in text
-    assert "| t.wrong | 1.5 | 1.25 | not run |" in runner.errata_markdown(SPECS, {"paper": {}}, FINDINGS)
+    assert "| t.wrong | 1.5 | 1.25 |" in text
+    assert "| t.wrong | 1.5 | not run (expected 1.25) |" in runner.errata_markdown(SPECS, {"paper": {}}, FINDINGS)
     with pytest.raises(ValueError, match="profile"):
         runner.errata_markdown(SPECS, {"fast": rows})
 

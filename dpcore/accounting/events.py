@@ -135,7 +135,8 @@ def step_sensitivity(sampling: str, clipping: str) -> float:
 
 def clipped_group_size(clipping: str, batch_size: int, group_size: int | None = None) -> int:
     """s, the records per clipped group: 1 (individual), the whole batch (batch), ``group_size`` (mixed; van Dijk
-    et al., Algorithm 1's m groups of s)."""
+    et al., Algorithm 1's m groups of s).  A (Poisson or micro-)batch shorter than ``group_size`` is one partial
+    group: s is still ``group_size`` (the trainer's behaviour since its first version)."""
     check_clipping(clipping)
     b = check_positive_int("batch_size", batch_size)
     if clipping == "individual":
@@ -144,10 +145,7 @@ def clipped_group_size(clipping: str, batch_size: int, group_size: int | None = 
         return b
     if group_size is None:
         raise ValueError("clipping='mixed' needs group_size (records per clipped group)")
-    s = check_positive_int("group_size", group_size)
-    if s > b:
-        raise ValueError(f"group_size must be in [1, batch_size={b}], got {s}")
-    return s
+    return check_positive_int("group_size", group_size)
 
 
 def groups_per_round(clipping: str, mean_batch_size: float, group_size: int | None = None) -> float:

@@ -103,7 +103,8 @@ def test_group_rule():
     with pytest.raises(ValueError, match="group_size"):
         events.clipped_group_size("mixed", 4, None)
     with pytest.raises(ValueError, match="group_size"):
-        events.clipped_group_size("mixed", 4, 5)
+        events.clipped_group_size("mixed", 4, 0)
+    assert events.clipped_group_size("mixed", 4, 5) == 5  # a batch shorter than s is one partial group
 
 
 def test_sensitivity_and_noise_factor_have_one_home():

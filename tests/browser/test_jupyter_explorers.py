@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT, VENV_BIN, free_port, readout_values, serve, type_into_slider
 
 from dpcore.accounting.dpsgd import dpsgd_epsilon
+from dpcore.accounting.events import epochs_to_steps, steps_per_epoch
 from dpcore.explore import dpsgd
 
 pytestmark = pytest.mark.timeout(300)
@@ -69,7 +70,8 @@ def test_dpsgd_explorer_in_jupyterlab_shows_the_library_epsilon(lab, page, scree
     before = readout_values(page)
     defaults = dpsgd.DEFAULTS
     q, n = defaults["batch_size"] / defaults["dataset_size"], defaults["dataset_size"]
-    steps = int(round(defaults["epochs"] * n / defaults["batch_size"]))
+    # the trainer's T for this run (the one epochs -> steps rule)
+    steps = epochs_to_steps(defaults["epochs"], steps_per_epoch("poisson", n, defaults["batch_size"]))
     kw = dict(sample_rate=q, steps=steps, delta=defaults["delta"], dataset_size=n)
     assert before["eps[rdp]"] == pytest.approx(dpsgd_epsilon(defaults["sigma"], method="rdp", **kw), rel=1e-5)
 
