@@ -71,6 +71,8 @@ __all__ = [
     "NotReproduced",
     "TRAINING_NOTEBOOKS",
     "explanation_problems",
+    "UNDECIDED_NOTE",
+    "is_undecided",
     "finding_problems",
     "finding_rows",
     "not_run_reason",
@@ -354,6 +356,26 @@ class Erratum(Explanation):
             raise ValueError(f"erratum.by must be '' or 'module:function', got {self.by!r}")
 
 
+def _check_readings(readings: Any, closest: Any, untested: Any) -> None:
+    """The readings tried (a tuple of non-empty strings), the closest one and what stays untested (one line each,
+    at most :data:`FINDING_CHARS` characters) of a :class:`NotReproduced` row or a :class:`Finding`."""
+    if not isinstance(readings, tuple) or not all(isinstance(r, str) and r for r in readings):
+        raise ValueError(f"readings must be a tuple of non-empty strings, got {readings!r}")
+    for name, value in (("closest", closest), ("untested", untested)):
+        if not isinstance(value, str) or len(value) > FINDING_CHARS or "\n" in value:
+            raise ValueError(f"{name} must be one line of at most {FINDING_CHARS} characters, got {value!r}")
+
+
+#: how a row the notebook's data found undecidable starts its note (:meth:`ClaimsLog.check`, ``inconclusive=``)
+UNDECIDED_NOTE = "inconclusive: "
+
+
+def is_undecided(row: Mapping) -> bool:
+    """Whether a claims.csv row is ``inconclusive`` because its notebook's data cannot decide it (its note, written
+    by :meth:`ClaimsLog.check` with ``inconclusive=``, starts with :data:`UNDECIDED_NOTE`)."""
+    return row.get("status") == "inconclusive" and str(row.get("note", "")).startswith(UNDECIDED_NOTE)
+
+
 @dataclass(frozen=True)
 class NotReproduced(Explanation):
     """An experiment whose printed value none of our runs reaches at the printed privacy level (never an erratum:
@@ -368,11 +390,7 @@ class NotReproduced(Explanation):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if not isinstance(self.readings, tuple) or not all(isinstance(r, str) and r for r in self.readings):
-            raise ValueError(f"readings must be a tuple of non-empty strings, got {self.readings!r}")
-        for name in ("closest", "untested"):
-            if not isinstance(getattr(self, name), str):
-                raise ValueError(f"{name} must be a string, got {getattr(self, name)!r}")
+        _check_readings(self.readings, self.closest, self.untested)
 
 
 @dataclass(frozen=True)
@@ -421,17 +439,12 @@ class Finding:
         _check_text("key", self.key)
         if not _KEY.match(self.key):
             raise ValueError(f"key must be letters, digits and . _ - + = only, got {self.key!r}")
-        if not isinstance(self.readings, tuple) or not all(isinstance(r, str) and r for r in self.readings):
-            raise ValueError(f"readings must be a tuple of non-empty strings, got {self.readings!r}")
+        _check_readings(self.readings, self.closest, self.untested)
         if self.kind == "not-reproduced" and not (self.readings and self.closest and self.untested):
             raise ValueError(
                 f"a not-reproduced finding ({self.key}) names the readings tried, the closest one and what stays "
                 "untested (readings, closest, untested)"
             )
-        for name in ("closest", "untested"):
-            value = getattr(self, name)
-            if not isinstance(value, str) or len(value) > FINDING_CHARS or "\n" in value:
-                raise ValueError(f"{name} must be one line of at most {FINDING_CHARS} characters, got {value!r}")
         if self.kind not in FINDING_KINDS:
             raise ValueError(f"kind must be one of {FINDING_KINDS}, got {self.kind!r}")
         for name, limit in (("text", FINDING_CHARS), ("short", 100), ("evidence", FINDING_CHARS)):
@@ -825,7 +838,7 @@ class ClaimsLog:
             extra = f"full-scale claim; at reduced scale ours = {format_value(ours)}"
             ours = None
         elif status == "inconclusive" and inconclusive:
-            extra = f"inconclusive: {inconclusive}"
+            extra = f"{UNDECIDED_NOTE}{inconclusive}"
         elif why is not None and status in (*EXPLAINED, "differs"):
             matched = "matches" if status in EXPLAINED else "does NOT match"
             expected = f"{format_value(why.expected)} ({why.tolerance})"

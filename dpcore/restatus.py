@@ -6,7 +6,8 @@ For a change of the status *vocabulary* or of an explanation's *kind* (issue 41:
 exactly as the notebook would compute it, and the note's leading "<kind>: ours matches ..." clause is renamed to
 the new kind.  It never changes a value: a row whose value no longer matches its specification becomes
 ``differs`` (and ``make figures`` then fails until the notebook is rerun).  Rows the notebook found
-``inconclusive`` from its data, and ``not-run`` rows, keep their status.  Use it where rerunning is expensive
+``inconclusive`` from its data (:func:`dpcore.claims.is_undecided`), and ``not-run`` rows, keep their
+status.  Use it where rerunning is expensive
 (paper 001's paper profile trains for about 18 CPU-minutes); the notebook's next run rewrites the same rows.
 
     python -m dpcore.restatus --profile paper --nb '001_isrl_dp/*'
@@ -42,7 +43,7 @@ def restatus_rows(rows: list[dict], specs: dict[tuple[str, str], claims_mod.Clai
             raise ValueError(f"rows: {row['paper']}/{row['key']} is no longer a claim: rerun its notebook")
         spec = specs[ident]
         new = dict(row)
-        if row["status"] not in ("not-run", "inconclusive"):
+        if row["status"] != "not-run" and not claims_mod.is_undecided(row):
             ours = claims_mod.parse_value(row["our_value"], like=spec.value)
             new["status"] = claims_mod.compute_status(spec, ours)
             why = spec.explanation

@@ -86,8 +86,7 @@ def claim_problems(
             problems.append(f"{name}: paper value {row.get('paper_value')} but the spec says {spec.value!r}")
         ours = parse_value(row.get("our_value", ""), like=spec.value)
         # the notebook's data found the claim undecidable (ClaimsLog.check(..., inconclusive=reason)): its note says why
-        undecided = status == "inconclusive" and str(row.get("note", "")).startswith("inconclusive: ")
-        expected = claims_mod.compute_status(spec, ours, inconclusive=undecided)
+        expected = claims_mod.compute_status(spec, ours, inconclusive=claims_mod.is_undecided(row))
         if status != expected:
             problems.append(f"{name}: status {status}, but ours = {row.get('our_value')} gives {expected} by the spec")
     return problems
