@@ -86,7 +86,7 @@ def test_claim_values_are_complete_and_full_scale_claims_are_not_run_at_reduced_
     comp = _comparison(complete[0])
     values = tr.table3_claim_values(comp) | tr.qualitative_values(comp)
     values |= tr.mode_claim_values(tr.why_differs_frame(t3.mode_frame("quick")), complete[0])  # none at quick
-    values |= tr.smallest_batch_values(complete[0])
+    values |= tr.smallest_batch_values(complete[0]) | tr.batch_size_values(complete[0])
     values |= tr.printed_pair_values(values)  # issue 41: App. H's 98.38 % and Fig. 1's caption
     assert set(values) == set(TRAINING_CLAIMS)
     assert values["table3.cifar10.SS.BC.dp"][0] == pytest.approx(71.0)
@@ -232,7 +232,7 @@ def test_mode_claims_pin_a10_and_read_the_authors_bc_against_the_nonprivate_cell
                            "final_accuracy": 0.9776, "epsilon_paper": math.inf, "epsilon_standard": math.inf}])
     out = tr.mode_claim_values(tr.why_differs_frame(modes), cells)
     assert set(out) == {k for k in TRAINING_CLAIMS if (k.startswith("fig1.mnist.") or "_authors_" in k)
-                        and ".smallest_batch." not in k}
+                        and ".smallest_batch." not in k and not any(f".b{b}." in k for b in (128, 256, 512))}
     value, note = out["table3.mnist.SS.b1024.ic_authors_93f6075_reaches_printed"]
     assert value is False and "97.20" in note and "98.41" in note and "1.3e+08" in note  # 98.41 − 1 > 97.2
     assert out["table3.mnist.SH.b1024.ic_authors_93f6075_reaches_printed"][0] is None
@@ -324,3 +324,26 @@ def test_reduced_epoch_curves_add_committed_rows(tmp_path, monkeypatch, complete
     assert not data[data["scale"] == "full, committed"]["run"].str.startswith("cifar10").any()
     with pytest.raises(ValueError, match="committed"):
         tr.fig1_epoch_curves(quick, hist, committed=(quick,))
+
+
+def test_middle_batch_direction_is_decided_per_batch_size_from_the_cells(complete):
+    """Issue 44: fig1.mnist.<s>.b<k>.bc_comparable_to_ic for k = 128, 256, 512, from the Table 3 cells."""
+    cells = complete[0]  # every family at |S_b| = 128 (BC 95.5 vs IC within 1 pp in the fixture's accuracies)
+    values = tr.batch_size_values(cells)
+    assert set(values) == {f"fig1.mnist.{s}.b{b}.bc_comparable_to_ic" for s in ("SS", "SH") for b in (128, 256, 512)}
+    assert set(values) <= set(TRAINING_CLAIMS)
+    value, note = values["fig1.mnist.SH.b128.bc_comparable_to_ic"]
+    assert value is True and note.startswith("|S_b| = 128: BC 95.50")
+    assert values["fig1.mnist.SS.b256.bc_comparable_to_ic"] == (None, "|S_b| = 256 is not in this profile's grid")
+    low = cells.copy()
+    low.loc[low["family"] == "BC", "best_accuracy"] = 0.62
+    assert tr.batch_size_values(low)["fig1.mnist.SS.b128.bc_comparable_to_ic"][0] is False
+    spec = TRAINING_CLAIMS["fig1.mnist.SS.b128.bc_comparable_to_ic"]
+    assert isinstance(spec.explanation, NotReproduced) and spec.scale == "full"
+    assert compute_status(spec, False) == "not-reproduced" and compute_status(spec, True) == "reproduced"
+    assert compute_status(spec, False, reduced=True) == "not-run"
+    gone = cells[~((cells["family"] == "IC") & (cells["sampling_label"] == "SS"))]
+    assert tr.batch_size_values(gone)["fig1.mnist.SS.b128.bc_comparable_to_ic"] == (
+        None, "mnist/SS/IC and /BC at |S_b| = 128 need results")
+    with pytest.raises(ValueError, match="batch_sizes"):
+        tr.batch_size_values(cells, batch_sizes=(0,))

@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from dpcore.papers.p003_shuffling.claims import TABLE3_PRINTED, table3_key
+from dpcore.papers.p003_shuffling.claims import FIG1_MIDDLE_BATCH_SIZES, TABLE3_PRINTED, table3_key
 from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
 from dpcore.plots import new_axes, not_run, series_style, table_panel
 
@@ -45,6 +45,7 @@ __all__ = [
     "why_differs_figure",
     "mode_claim_values",
     "smallest_batch_values",
+    "batch_size_values",
 ]
 
 CELL_COLUMNS = ("run", "status", "dataset", "sampling_label", "family", "batch_size", "clip_norm", "best_accuracy",
@@ -583,6 +584,20 @@ def mode_claim_values(why: pd.DataFrame, cells: pd.DataFrame) -> dict[str, tuple
     return out
 
 
+def _bc_vs_ic(sel: pd.DataFrame, batch: int) -> tuple[bool, str] | None:
+    """App. H's BC-vs-IC direction at one |S_b| (Algorithm 1 as printed, the Table 3 cells): BC best-epoch accuracy
+    >= IC's − 1 pp, with the note; ``None`` unless both cells of ``sel`` (one data set and sampling) have a result."""
+    pair = {f: sel[(sel["family"] == f) & (sel["batch_size"] == batch) & (sel["status"] == "done")]
+            for f in ("IC", "BC")}  # fmt: skip
+    if any(p.empty for p in pair.values()):
+        return None
+    ic, bc = (pair[f].iloc[0] for f in ("IC", "BC"))
+    bc_pct, ic_pct = _pct(float(bc["best_accuracy"])), _pct(float(ic["best_accuracy"]))
+    return (bool(bc_pct >= ic_pct - _MARGIN_PP),
+            f"|S_b| = {batch}: BC {bc_pct:.2f} (C = {bc['clip_norm']:g}) vs IC {ic_pct:.2f} (C = {ic['clip_norm']:g}); "
+            f"ε(1e-5) A_1 {_eps(bc['epsilon_paper'])} both")  # fmt: skip
+
+
 def smallest_batch_values(cells: pd.DataFrame) -> dict[str, tuple[bool | None, str]]:
     """``fig1.mnist.<s>.smallest_batch.bc_comparable_to_ic`` (issue 25): at the smallest |S_b| of the grid where
     MNIST's IC and BC cells of sampling s both have a result, BC best-epoch accuracy >= IC's − 1 pp (a direction,
@@ -596,18 +611,31 @@ def smallest_batch_values(cells: pd.DataFrame) -> dict[str, tuple[bool | None, s
         if not smallest:
             out[key] = (None, "no MNIST cell in this profile's grid")
             continue
-        b = smallest[0]
-        pair = {f: sel[(sel["family"] == f) & (sel["batch_size"] == b) & (sel["status"] == "done")]
-                for f in ("IC", "BC")}
-        if any(p.empty for p in pair.values()):
-            out[key] = (None, f"mnist/{sampling}/IC and /BC at |S_b| = {b} (the grid's smallest) need results")
-            continue
-        ic, bc = (pair[f].iloc[0] for f in ("IC", "BC"))
-        bc_pct, ic_pct = _pct(float(bc["best_accuracy"])), _pct(float(ic["best_accuracy"]))
-        out[key] = (bool(bc_pct >= ic_pct - _MARGIN_PP),
-                    f"|S_b| = {b}: BC {bc_pct:.2f} (C = {bc['clip_norm']:g}) vs IC "
-                    f"{ic_pct:.2f} (C = {ic['clip_norm']:g}); ε(1e-5) A_1 "
-                    f"{_eps(bc['epsilon_paper'])} both")  # fmt: skip
+        found = _bc_vs_ic(sel, smallest[0])
+        out[key] = found or (None, f"mnist/{sampling}/IC and /BC at |S_b| = {smallest[0]} (the grid's smallest) "
+                                   "need results")  # fmt: skip
+    return out
+
+
+def batch_size_values(cells: pd.DataFrame, batch_sizes: tuple[int, ...] = FIG1_MIDDLE_BATCH_SIZES
+                      ) -> dict[str, tuple[bool | None, str]]:  # fmt: skip
+    """``fig1.mnist.<s>.b<|S_b|>.bc_comparable_to_ic`` for the Fig. 1 curves between the smallest and the largest
+    batch (paper 003, Fig. 1 and App. H's 'batch clipping yields accuracies comparable to ... individual clipping';
+    issue 44): Algorithm 1's BC best-epoch accuracy >= its IC one − 1 pp at that |S_b|, from the Table 3 cells;
+    ``None`` where a cell has no result or the |S_b| is outside the profile's grid (the note says which)."""
+    cells = _check_cells(cells)
+    if not batch_sizes or any(isinstance(b, bool) or not isinstance(b, int) or b < 1 for b in batch_sizes):
+        raise ValueError(f"batch_sizes must be a non-empty tuple of positive integers, got {batch_sizes!r}")
+    out: dict[str, tuple[bool | None, str]] = {}
+    for sampling in ("SS", "SH"):
+        sel = cells[(cells["dataset"] == "mnist") & (cells["sampling_label"] == sampling)]
+        for batch in batch_sizes:
+            key = f"fig1.mnist.{sampling}.b{batch}.bc_comparable_to_ic"
+            if batch not in set(sel["batch_size"]):
+                out[key] = (None, f"|S_b| = {batch} is not in this profile's grid")
+                continue
+            found = _bc_vs_ic(sel, batch)
+            out[key] = found or (None, f"mnist/{sampling}/IC and /BC at |S_b| = {batch} need results")
     return out
 
 
