@@ -1,5 +1,6 @@
 """Generate tests/data/pld_lower_reference.json: certified lower bounds on the true ε of DP-SGD configurations,
-from dp_accounting's OPTIMISTIC privacy loss distribution (issue 26 §2; used by tests/test_pld_upper_bound.py).
+from dp_accounting's OPTIMISTIC privacy loss distribution (issue 26 §2; used by
+tests/accounting/test_pld_upper_bound.py).
 
 For each (σ, q, T) the script builds dp_accounting's optimistic PLD of the Poisson-subsampled Gaussian
 (``from_gaussian_mechanism(..., pessimistic_estimate=False)``, privacy-bucket rounding of every loss DOWN, so its

@@ -117,3 +117,12 @@ def test_the_rules_can_fail():
     """The import parser sees function-level and relative imports (so the rules above can fail)."""
     src = ROOT / "papers" / "p000_proactive" / "tables.py"
     assert "dpcore.papers.p000_proactive.calculator" in _imports(src)
+
+
+def test_every_accounting_module_has_its_own_test_file():
+    """Tests mirror the package: ``dpcore/accounting/<m>.py`` is tested in ``tests/accounting/test_<m>.py``."""
+    tests = ROOT.parent / "tests" / "accounting"
+    modules = sorted(p.stem for p in (ROOT / "accounting").glob("*.py") if p.name != "__init__.py")
+    assert modules, "no accounting modules found: the rule would pass vacuously"
+    missing = [m for m in modules if not (tests / f"test_{m}.py").is_file()]
+    assert not missing, f"accounting modules without tests/accounting/test_<module>.py: {missing}"
