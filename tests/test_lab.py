@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcore.lab import strip_outputs, strip_outputs_pre_save
+from dpcore.lab import keep_kernel_metadata, strip_outputs, strip_outputs_pre_save
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,3 +57,30 @@ def test_make_lab_uses_the_config_that_installs_the_hook():
     assert config.ContentsManager.pre_save_hook is strip_outputs_pre_save
     root = Path(config.ServerApp.root_dir)
     assert (root / "notebooks").is_dir() and (root / "build" / "scratch").is_dir()
+
+
+def test_hook_keeps_the_kernel_metadata_of_the_file_it_replaces(tmp_path):
+    """Lab rewrites kernelspec and language_info from the running kernel; the file's own values stay."""
+    on_disk = _notebook()
+    on_disk["metadata"] = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                           "language_info": {"name": "python"}}  # fmt: skip
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "a.ipynb").write_text(json.dumps(on_disk), encoding="utf-8")
+    saved = _notebook()
+    saved["metadata"] = {"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python",
+                                        "name": "python3"},
+                         "language_info": {"name": "python", "version": "3.11.7"}, "tags": ["mine"]}  # fmt: skip
+
+    class Manager:
+        root_dir = str(tmp_path)
+
+    model = {"type": "notebook", "content": saved}
+    strip_outputs_pre_save(model, path="nb/a.ipynb", contents_manager=Manager())
+    assert model["content"]["metadata"] == {**on_disk["metadata"], "tags": ["mine"]}
+    assert model["content"]["cells"][1]["outputs"] == []
+    # a new file (nothing on disk) keeps what Lab sent
+    fresh = {"type": "notebook", "content": _notebook() | {"metadata": {"language_info": {"version": "3.11.7"}}}}
+    strip_outputs_pre_save(fresh, path="nb/new.ipynb", contents_manager=Manager())
+    assert fresh["content"]["metadata"] == {"language_info": {"version": "3.11.7"}}
+    with pytest.raises(ValueError, match="on_disk"):
+        keep_kernel_metadata({}, None)

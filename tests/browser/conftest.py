@@ -5,6 +5,8 @@
   that is impossible (not root, no apt-get, the install failed).  Playwright cannot download its own browser here, so
   it is launched with ``executable_path``.
 * :func:`free_port` -- a TCP port on 127.0.0.1 nobody listens on.
+* :func:`lab_command` -- the JupyterLab command line of a test (127.0.0.1, a token, a root folder; optionally the
+  project's ``make lab`` config), without update checks or news.
 * :func:`serve` -- context manager: start a server process (its own process group, output to a log file), wait until
   a URL answers, yield, and always terminate the group (kill after a grace period), also on failure.
 * fixtures ``browser`` (one Chromium per session), ``page`` (a fresh context and page per test) and ``screens``
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 SCREENS = Path(os.environ.get("DPCORE_SCREENS", "/tmp/screens"))
 
-__all__ = ["ROOT", "VENV_BIN", "SCREENS", "chromium_path", "free_port", "serve", "wait_for_url"]
+__all__ = ["ROOT", "VENV_BIN", "SCREENS", "chromium_path", "free_port", "lab_command", "serve", "wait_for_url"]
 
 
 def _install_chromium(target: Path) -> str:
@@ -86,6 +88,20 @@ def wait_for_url(url: str, *, timeout: float, process: subprocess.Popen | None =
             tail = log.read_text(errors="replace")[-2000:] if log and log.exists() else ""
             raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{tail}")
         time.sleep(0.5)
+
+
+def lab_command(port: int, token: str, root: Path, *, config: Path | None = None) -> list[str]:
+    """``jupyter lab`` on 127.0.0.1:``port`` with ``token``, rooted at ``root``; with ``config`` (e.g.
+    ``etc/jupyter_server_config.py``, what ``make lab`` passes) its settings apply, except the root folder, which the
+    command line overrides so that a test never serves (and saves into) the repository."""
+    command = [str(VENV_BIN / "jupyter"), "lab"]
+    if config is not None:
+        command.append(f"--config={config}")
+    return command + [
+        "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}", f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}", f"--ServerApp.preferred_dir={root}",
+        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from conftest import ROOT, VENV_BIN, free_port, readout_values, serve, type_into_slider
+from conftest import ROOT, free_port, lab_command, readout_values, serve, type_into_slider
 
 from dpcore.accounting.dpsgd import dpsgd_epsilon
 from dpcore.accounting.events import epochs_to_steps, steps_per_epoch
@@ -30,11 +30,7 @@ def lab(tmp_path, kernel_env):
     port, token = free_port(), secrets.token_hex(16)
     root = tmp_path / "notebooks"  # a copy: JupyterLab saves what it opens, the committed notebooks stay untouched
     shutil.copytree(ROOT / "notebooks" / "explore", root / "explore")
-    command = [
-        str(VENV_BIN / "jupyter"), "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]  # fmt: skip
+    command = lab_command(port, token, root)
     url = f"http://127.0.0.1:{port}"
     with serve(command, f"{url}/api/status?token={token}", log=tmp_path / "lab.log", env=kernel_env):
         yield url, token
