@@ -274,11 +274,11 @@ def test_notebooks_own_every_claim_once():
     from dpcore.papers.p001_isrl.claims import NOTEBOOKS
 
     keys = [k for nb in NOTEBOOKS for k in nb.keys]
-    # Fig. 3: 28, mode: 4, App. I.2's N_0: 2
-    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28 + 4 + 2
+    # Fig. 3: 28, mode: 4, App. I.2's N_0: 2, audited modes (issue 42): 2
+    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28 + 4 + 2 + 2
     assert {nb.notebook for nb in NOTEBOOKS} == {f"001_isrl_dp/{n}" for n in
                                                  ("privacy_accounting", "mnist_logistic", "insurance_linear",
-                                                  "obesity_softmax")}  # fmt: skip
+                                                  "obesity_softmax")} | {"audit/privacy_audit"}  # fmt: skip
 
 
 def test_quick_profile_audits_every_calibration_of_the_paper():

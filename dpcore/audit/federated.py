@@ -38,10 +38,10 @@ from dpcore.audit.estimators import held_out_bound
 from dpcore.audit.threat import AuditResult, ThreatModel
 from dpcore.federated.algorithms import mb_sgd
 from dpcore.federated.models import SquaredLoss
-from dpcore.federated.silos import SiloPool
+from dpcore.federated.silos import SILO_CLIP_TARGETS, SiloPool
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
 
-__all__ = ["SiloSetting", "SILO_SCORES", "silo_messages", "silo_scores", "audit_silo"]
+__all__ = ["SiloSetting", "SILO_SCORES", "silo_messages", "silo_noise_tap", "silo_scores", "audit_silo"]
 
 SILO_SCORES = ("likelihood", "sum")
 _LABEL = 1e6  # |label| of the canary: its gradient is clipped to norm C in every round
@@ -51,7 +51,8 @@ _LABEL = 1e6  # |label| of the canary: its gradient is clipped to norm C in ever
 class SiloSetting:
     """The audited federation: ``silos`` silos of ``records`` records each, all participating every round;
     K = ``batch_size`` draws with replacement per message, R = ``rounds``, message noise std σ = ``noise_std``,
-    per-record clip norm C."""
+    per-record clip norm C; ``clip_scope`` as :func:`dpcore.federated.algorithms.mb_sgd` (``"example"``, Algorithm 2;
+    ``"batch_mean"``, the authors' insurance script: one clip of the minibatch mean)."""
 
     records: int
     batch_size: int
@@ -59,6 +60,7 @@ class SiloSetting:
     noise_std: float
     clip_norm: float = 1.0
     silos: int = 2
+    clip_scope: str = "example"
 
     def __post_init__(self) -> None:
         check_positive_int("records", self.records, minimum=2)
@@ -67,6 +69,7 @@ class SiloSetting:
         check_positive("noise_std", self.noise_std)
         check_positive("clip_norm", self.clip_norm)
         check_positive_int("silos", self.silos)
+        check_choice("clip_scope", self.clip_scope, SILO_CLIP_TARGETS)
         if self.batch_size > self.records:
             raise ValueError(f"batch_size must be in [1, records={self.records}], got {self.batch_size}")
 
@@ -74,36 +77,39 @@ class SiloSetting:
 class _TappedPool(SiloPool):
     """A :class:`SiloPool` that also keeps coordinate 0 of every message silo 0 sends (the adversary's tap)."""
 
-    __slots__ = ("taps",)
+    __slots__ = ("taps", "noise_taps")
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.taps: list[torch.Tensor] = []
+        self.noise_taps: list[torch.Tensor] = []
 
     def mb_sgd_messages(self, models, *, trial_of_stream, participants, **kwargs):
         out = super().mb_sgd_messages(models, trial_of_stream=trial_of_stream, participants=participants, **kwargs)
         at = (participants == 0).to(torch.int64).argmax(dim=1)  # silo 0's slot in each stream's message list
-        self.taps.append(out[torch.arange(out.shape[0]), at, 0, 0, 0].clone())
+        rows = torch.arange(out.shape[0])
+        self.taps.append(out[rows, at, 0, 0, 0].clone())
+        if out.shape[-1] > 2:  # the noise tap: a coordinate in which every gradient is 0
+            self.noise_taps.append(out[rows, at, 0, 0, 2].clone())
         return out
 
 
-def _pool(setting: SiloSetting, sign: float, seed: int) -> _TappedPool:
-    n, d = setting.records, 2
+def _pool(setting: SiloSetting, sign: float, seed: int, dims: int = 2) -> _TappedPool:
+    n, d = setting.records, dims
     x = np.zeros((1, setting.silos, n, d))
     y = np.zeros((1, setting.silos, n))
     x[0, :, :, 1] = 1.0  # every record: gradient (w_1 − 0)·e_1, zero in the canary's coordinate 0
-    x[0, 0, 0] = (1.0, 0.0)  # silo 0's record 0: the canary, x = e_0
+    x[0, 0, 0] = 0.0
+    x[0, 0, 0, 0] = 1.0  # silo 0's record 0: the canary, x = e_0
     y[0, 0, 0] = sign * _LABEL
     return _TappedPool(x, y, np.full((1, setting.silos), n), SquaredLoss(), seed=seed, dtype=torch.float64)
 
 
-def silo_messages(setting: SiloSetting, runs: int, *, canary: bool, seed: int = 0) -> tuple[np.ndarray, RunRecord]:
-    """Coordinate 0 of silo 0's R messages in ``runs`` independent runs of :func:`mb_sgd` (shape (runs, R)), with
-    the canary (``canary=True``: gradient −C·e_0) or its replace-one neighbour (+C·e_0); also silo 0's run record."""
+def _run(setting: SiloSetting, runs: int, canary: bool, seed: int, dims: int) -> tuple[_TappedPool, RunRecord]:
     if not isinstance(setting, SiloSetting):
         raise ValueError("setting must be a SiloSetting")
     runs = check_positive_int("runs", runs)
-    pool = _pool(setting, 1.0 if canary else -1.0, seed)
+    pool = _pool(setting, 1.0 if canary else -1.0, seed, dims)
     _, records = mb_sgd(
         pool,
         rounds=setting.rounds,
@@ -117,8 +123,26 @@ def silo_messages(setting: SiloSetting, runs: int, *, canary: bool, seed: int = 
         output="last",
         return_records=True,
         data="dpcore.audit ISRL-DP silo canary",
+        clip_scope=setting.clip_scope,
     )
-    return torch.stack(pool.taps, dim=1).numpy(), records[(0, 0)]
+    return pool, records[(0, 0)]
+
+
+def silo_messages(setting: SiloSetting, runs: int, *, canary: bool, seed: int = 0) -> tuple[np.ndarray, RunRecord]:
+    """Coordinate 0 of silo 0's R messages in ``runs`` independent runs of :func:`mb_sgd` (shape (runs, R)), with
+    the canary (``canary=True``: gradient −C·e_0) or its replace-one neighbour (+C·e_0); also silo 0's run record."""
+    pool, record = _run(setting, runs, canary, seed, 2)
+    return torch.stack(pool.taps, dim=1).numpy(), record
+
+
+def silo_noise_tap(
+    setting: SiloSetting, runs: int, *, canary: bool, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, RunRecord]:
+    """As :func:`silo_messages`, in a federation with one more coordinate (2) in which every record's gradient is 0:
+    returns (canary coordinate, that coordinate, record), both (runs, R).  The second is the silo's message noise
+    alone, N(0, σ²) from the same noise draw of the same messages: it measures σ of the mechanism that ran."""
+    pool, record = _run(setting, runs, canary, seed, 3)
+    return torch.stack(pool.taps, dim=1).numpy(), torch.stack(pool.noise_taps, dim=1).numpy(), record
 
 
 def silo_scores(messages: np.ndarray, setting: SiloSetting, score: str) -> np.ndarray:

@@ -28,6 +28,7 @@ from dpcore.claims import (
     NotReproduced,
     specs_by_key,
 )
+from dpcore.papers.p001_isrl.audit_claims import AUDIT_NOTEBOOKS, AUDIT_SPECS
 
 __all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE", "ACCOUNTING_SPECS", "RATES_SPECS", "MNIST_SPECS", "INSURANCE_SPECS",
            "OBESITY_SPECS"]
@@ -406,7 +407,7 @@ RATES_SPECS: tuple[ClaimSpec, ...] = _RATES
 MNIST_SPECS: tuple[ClaimSpec, ...] = _MNIST
 INSURANCE_SPECS: tuple[ClaimSpec, ...] = _INSURANCE
 OBESITY_SPECS: tuple[ClaimSpec, ...] = _OBESITY
-SPECS: tuple[ClaimSpec, ...] = (*ACCOUNTING_SPECS, *MNIST_SPECS, *INSURANCE_SPECS, *OBESITY_SPECS)
+SPECS: tuple[ClaimSpec, ...] = (*ACCOUNTING_SPECS, *MNIST_SPECS, *INSURANCE_SPECS, *OBESITY_SPECS, *AUDIT_SPECS)
 CLAIMS = specs_by_key(SPECS)
 NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("001_isrl_dp/privacy_accounting", "App. I silo sizes, noise calibrations, Fig. 3 rates",
@@ -414,6 +415,7 @@ NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("001_isrl_dp/mnist_logistic", "Figs. 4, 7 (MNIST)", MNIST_SPECS),
     NotebookClaims.of("001_isrl_dp/insurance_linear", "Figs. 5, 8, 9 (insurance)", INSURANCE_SPECS),
     NotebookClaims.of("001_isrl_dp/obesity_softmax", "Fig. 6 (obesity)", OBESITY_SPECS),
+    *AUDIT_NOTEBOOKS,
 )
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dpcore.claims import Claim, ClaimSpec, Erratum, Finding, NotebookClaims, NotReproduced, specs_by_key
+from dpcore.papers.p002_modelmix.audit_claims import AUDIT_NOTEBOOKS, AUDIT_SPECS
 
 __all__ = ["SPECS", "CLAIMS", "NOTEBOOKS", "TITLE", "check_all"]
 
@@ -595,13 +596,14 @@ TRAINING_SPECS: tuple[ClaimSpec, ...] = _training_specs()
 TRAINING_CLAIMS = specs_by_key(TRAINING_SPECS)
 _TOYS = tuple(s for s in SPECS if s.key.startswith(("fig1.", "ex3.1.sim.")))
 _ACCOUNTANT = tuple(s for s in SPECS if s not in _TOYS)
-SPECS = SPECS + TRAINING_SPECS
+SPECS = SPECS + TRAINING_SPECS + AUDIT_SPECS
 CLAIMS = specs_by_key(SPECS)
 NOTEBOOKS: tuple[NotebookClaims, ...] = (
     NotebookClaims.of("002_modelmix/modelmix_accountant", "accountant, Fig. 3, Cor. 4.1, §5.3, Example 3.1",
                       _ACCOUNTANT),
     NotebookClaims.of("002_modelmix/modelmix_toys", "Fig. 1 and Example 3.1 simulated", _TOYS),
     NotebookClaims.of("002_modelmix/training", "training: Tables I-III, Fig. 2", TRAINING_SPECS),
+    *AUDIT_NOTEBOOKS,
 )
 
 
