@@ -77,6 +77,8 @@ __all__ = [
     "finding_rows",
     "not_run_reason",
     "verdict_line",
+    "VERDICT_WORDS",
+    "verdicts",
     "PAPERS",
     "PROFILES",
     "REASON_CHARS",
@@ -122,6 +124,9 @@ NOT_RUN_REASONS = (
     "needs CPU time not yet spent",
     "reduced at this profile",
 )
+#: a status in the words a figure or table shows it (the guide's verdict vocabulary)
+VERDICT_WORDS: dict[str, str] = {"reproduced": "reproduced", "erratum": "erratum", "not-reproduced": "not reproduced",
+                                 "inconclusive": "inconclusive", "differs": "differs", "not-run": "not run"}
 FINDING_CHARS = 300  # the longest finding sentence (ERRATA.md keeps every line under 300 characters)
 SCALES = ("any", "full")
 COLUMNS = (
@@ -763,6 +768,20 @@ def verdict_line(paper: str, findings: Iterable[Finding], rows: Iterable[Mapping
 # ---------------------------------------------------------------------------------------------
 # the log of one notebook
 # ---------------------------------------------------------------------------------------------
+def verdicts(rows: Iterable[Any]) -> dict[str, str]:
+    """``{claim key: verdict in words}`` (:data:`VERDICT_WORDS`, e.g. "not reproduced") of recorded claim rows: the
+    :class:`Claim` objects of a :class:`ClaimsLog` or ``claims.csv`` rows (mappings with ``key`` and ``status``).
+    A figure marks its cells from these, never from typed text; a key without a row is the caller's "not run"."""
+    out: dict[str, str] = {}
+    for row in rows:
+        key, status = (row.get("key"), row.get("status")) if isinstance(row, Mapping) else (
+            getattr(row, "key", None), getattr(row, "status", None))  # fmt: skip
+        if not isinstance(key, str) or status not in VERDICT_WORDS:
+            raise ValueError(f"rows must be claim rows with a key and a status among {STATUSES}, got {row!r}")
+        out[key] = VERDICT_WORDS[status]
+    return out
+
+
 @dataclass(frozen=True)
 class Claim:
     """One row of ``claims.csv``: a specification, our value and the computed status."""

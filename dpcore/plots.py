@@ -45,6 +45,9 @@ from matplotlib.transforms import Bbox, offset_copy
 __all__ = [
     "use_style",
     "table_panel",
+    "VERDICT_MARKS",
+    "verdict_label",
+    "mark_verdict_cells",
     "series_style",
     "new_axes",
     "epsilon_curves",
@@ -102,18 +105,24 @@ def series_style(index: int, *, n: int | None = None, markers: bool = True) -> d
 
 
 def new_axes(
-    ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None, sharey: bool = False
+    ncols: int = 1, nrows: int = 1, *, width: float | None = None, height: float | None = None, sharey: bool = False,
+    height_ratios: Sequence[float] | None = None,
 ) -> tuple[Figure, np.ndarray]:
-    """A styled figure with an ``nrows x ncols`` grid (constrained layout); axes always as a 2-D array."""
+    """A styled figure with an ``nrows x ncols`` grid (constrained layout); axes always as a 2-D array.
+    ``height_ratios``: one positive relative height per row (default: equal rows)."""
     for name, value in (("ncols", ncols), ("nrows", nrows)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     for name, value in (("width", width), ("height", height)):
         if value is not None and not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
             raise ValueError(f"{name} must be a positive number of inches or None, got {value!r}")
+    if height_ratios is not None and (len(height_ratios) != nrows or not all(
+            isinstance(h, int | float) and math.isfinite(h) and h > 0 for h in height_ratios)):  # fmt: skip
+        raise ValueError(f"height_ratios must be {nrows} positive numbers (one per row) or None, got {height_ratios!r}")
     use_style()
     size = (width or 4.2 * ncols, height or 3.2 * nrows)
-    fig, axes = plt.subplots(nrows, ncols, figsize=size, sharey=sharey, squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, sharey=sharey, squeeze=False, layout="constrained",
+                             height_ratios=None if height_ratios is None else list(height_ratios))
     return fig, axes
 
 
@@ -336,14 +345,52 @@ def privacy_utility_panels(
     return fig
 
 
-def table_panel(ax: Axes, body: Sequence[Sequence[str]], header: Sequence[str], title: str) -> None:
-    """Fill ``ax`` with a centred table (``header`` row, then ``body``; small font) titled ``title``."""
+def table_panel(ax: Axes, body: Sequence[Sequence[str]], header: Sequence[str], title: str, *,
+                col_widths: Sequence[float] | None = None) -> Any:  # fmt: skip
+    """Fill ``ax`` with a centred table (``header`` row, then ``body``; small font) titled ``title``; return the
+    matplotlib table (its cell ``(i + 1, j)`` holds ``body[i][j]``).  ``col_widths``: relative column widths
+    (default: equal)."""
     if any(len(row) != len(header) for row in body):
         raise ValueError(f"every body row must have {len(header)} cells (one per header)")
-    tab = ax.table(cellText=body, colLabels=header, bbox=(0.0, 0.0, 1.0, 1.0), cellLoc="center")
+    if col_widths is not None and (len(col_widths) != len(header) or not all(
+            isinstance(w, int | float) and math.isfinite(w) and w > 0 for w in col_widths)):  # fmt: skip
+        raise ValueError(f"col_widths must be {len(header)} positive numbers (one per header) or None")
+    widths = None if col_widths is None else [w / sum(col_widths) for w in col_widths]
+    tab = ax.table(cellText=body, colLabels=header, bbox=(0.0, 0.0, 1.0, 1.0), cellLoc="center", colWidths=widths)
     tab.auto_set_font_size(False)
     tab.set_fontsize(7.5)
     ax.set_title(title, fontsize=9)
+    return tab
+
+
+#: verdict word (:data:`dpcore.claims.VERDICT_WORDS`) -> (mark, cell colour, text colour) of the figures' verdict
+#: marks
+VERDICT_MARKS: dict[str, tuple[str, str, str]] = {
+    "reproduced": ("✓", "#d5ecd4", "#1b7a1b"), "not reproduced": ("✗", "#f6d0cc", "#b2221b"),
+    "not run": ("–", "#ececec", "#6b6b6b"), "erratum": ("!", "#fbe3c2", "#a05a00"),
+    "inconclusive": ("?", "#e4e0f2", "#5a4a9a"), "differs": ("≠", "#f6d0cc", "#b2221b"),
+}
+
+
+def verdict_label(verdict: str) -> str:
+    """``"✓ reproduced"``, ``"✗ not reproduced"``, ``"– not run"``, … (:data:`VERDICT_MARKS`)."""
+    if verdict not in VERDICT_MARKS:
+        raise ValueError(f"verdict must be one of {tuple(VERDICT_MARKS)}, got {verdict!r}")
+    return f"{VERDICT_MARKS[verdict][0]} {verdict}"
+
+
+def mark_verdict_cells(table: Any, column: int, verdicts: Sequence[str | None]) -> None:
+    """Colour body cell ``(i + 1, column)`` of a :func:`table_panel` table by ``verdicts[i]`` (:data:`VERDICT_MARKS`;
+    ``None`` leaves the cell white)."""
+    cells = table.get_celld()
+    for i, verdict in enumerate(verdicts):
+        if verdict is None:
+            continue
+        if verdict not in VERDICT_MARKS:
+            raise ValueError(f"verdicts must be among {tuple(VERDICT_MARKS)} or None, got {verdict!r}")
+        if (i + 1, column) not in cells:
+            raise ValueError(f"the table has no body cell ({i + 1}, {column})")
+        cells[(i + 1, column)].set_facecolor(VERDICT_MARKS[verdict][1])
 
 
 def printed_vs_ours(

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
+    "CAPTION_GID",
     "FOOTER_GID",
     "MIN_AXES_SPAN",
     "PAD_INCHES",
@@ -29,6 +30,8 @@ __all__ = [
 
 
 FOOTER_GID = "dpcore-footer"  # gid of the footer Text artist
+CAPTION_GID = "dpcore-caption"  # gid of the caption Text artist (above the footer; e.g. the data's re-encoding)
+_CAPTION_FONTSIZE = 8.0
 MIN_AXES_SPAN = 0.6  # the axes (with their labels) span at least this fraction of the saved image's width
 PAD_INCHES = 0.08
 _FOOTER_FONTSIZE = 7.0
@@ -104,7 +107,7 @@ class _Boxes:
         return TransformedBbox(Bbox.union(bb), fig.dpi_scale_trans.inverted())
 
 
-def add_footer(fig: Figure, label: str) -> Any:
+def add_footer(fig: Figure, label: str, *, caption: str = "") -> Any:
     """Put ``label`` below everything drawn on ``fig`` (right-aligned), wrapped to the width of what is
     drawn; return the Text artist.
 
@@ -116,18 +119,24 @@ def add_footer(fig: Figure, label: str) -> Any:
     Figure legends are re-anchored to figure coordinates (same place on screen): the
     tight crop replaces the figure's bounding box they are anchored to, which would otherwise pull
     a legend at the bottom onto the footer.  An earlier footer is replaced.
+
+    ``caption`` (optional): a sentence the reader must see (e.g. that the images are a lossy re-encoding), drawn
+    between the figure and the footer, left-aligned in dark 8 pt text and wrapped the same way (gid
+    :data:`CAPTION_GID`); an earlier caption is replaced, and an empty one removes it.
     """
-    return _add_footer(fig, label)[0]
+    return _add_footer(fig, label, caption)[0]
 
 
-def _add_footer(fig: Figure, label: str) -> tuple[Any, _Boxes]:
-    """:func:`add_footer`, also returning the boxes it measured (before the footer)."""
+def _add_footer(fig: Figure, label: str, caption: str = "") -> tuple[Any, _Boxes]:
+    """:func:`add_footer`, also returning the boxes it measured (before the caption and the footer)."""
     from matplotlib.font_manager import FontProperties
 
     if not isinstance(label, str) or not label:
         raise ValueError(f"label must be a non-empty string, got {label!r}")
+    if not isinstance(caption, str):
+        raise ValueError(f"caption must be a string ('' for none), got {caption!r}")
     for text in list(fig.texts):
-        if text.get_gid() == FOOTER_GID:
+        if text.get_gid() in (FOOTER_GID, CAPTION_GID):
             text.remove()
     state = _layout_state(fig)
     for _ in range(_LAYOUT_PASSES):  # tight/constrained layouts settle in a pass or two, as in savefig
@@ -144,13 +153,24 @@ def _add_footer(fig: Figure, label: str) -> tuple[Any, _Boxes]:
     width, height = fig.get_size_inches()
     boxes = _Boxes.collect(fig, renderer)
     bbox = boxes.inches(fig)  # fig.get_tightbbox(renderer)
+    y0 = bbox.y0
+    if caption:
+        cfont = FontProperties(size=_CAPTION_FONTSIZE)
+
+        def cmeasure(line: str) -> float:  # inches
+            return renderer.get_text_width_height_descent(line, cfont, ismath=False)[0] / fig.dpi
+
+        note = fig.text(bbox.x0 / width, (y0 - _FOOTER_GAP_PT / 72.0) / height,
+                        "\n".join(wrap_to_width(caption, _FOOTER_FILL * bbox.width, cmeasure)), ha="left", va="top",
+                        fontproperties=cfont, color="0.1", gid=CAPTION_GID, parse_math=False)  # fmt: skip
+        y0 = note.get_window_extent(renderer).y0 / fig.dpi
     font = FontProperties(size=_FOOTER_FONTSIZE)
 
     def measure(line: str) -> float:  # inches
         return renderer.get_text_width_height_descent(line, font, ismath=False)[0] / fig.dpi
 
     lines = wrap_to_width(label, _FOOTER_FILL * bbox.width, measure)
-    y = (bbox.y0 - _FOOTER_GAP_PT / 72.0) / height
+    y = (y0 - _FOOTER_GAP_PT / 72.0) / height
     footer = fig.text(
         bbox.x1 / width,
         y,
@@ -239,18 +259,20 @@ def _layout(fig: Figure, canvas: Any, boxes: list, **counts: int) -> FigureLayou
     return FigureLayout(axes_span=round(float(span), 3), aspect=round(float(aspect), 3), **counts)
 
 
-def finish_figure(fig: Figure, label: str) -> tuple[Any, FigureLayout]:
+def finish_figure(fig: Figure, label: str, *, caption: str = "") -> tuple[Any, FigureLayout]:
     """Make ``fig`` ready to save: mark empty panels "not run", move legends that cover data below their
-    axes, add the wrapped footer ``label`` (:func:`add_footer`); return the footer and the layout."""
+    axes, add the wrapped ``caption`` (if any) and footer ``label`` (:func:`add_footer`); return the footer and
+    the layout."""
     from dpcore.plots import mark_empty_panels, move_covering_legends
 
     not_run = mark_empty_panels(fig)
     moved = move_covering_legends(fig)
-    footer, boxes = _add_footer(fig, label)  # the layout is frozen now: no further draw moves anything
+    footer, boxes = _add_footer(fig, label, caption)  # the layout is frozen now: no further draw moves anything
     lines = footer.get_text().count("\n") + 1
-    # figure_layout(fig, ...) without measuring every Axes again: the footer adds one box to the union
+    # figure_layout(fig, ...) without measuring every Axes again: the footer (and caption) add boxes to the union
     renderer = fig.canvas.get_renderer()
-    canvas = boxes.inches(fig, [footer.get_tightbbox(renderer)]).padded(PAD_INCHES)
+    added = [t.get_tightbbox(renderer) for t in fig.texts if t.get_gid() in (FOOTER_GID, CAPTION_GID)]
+    canvas = boxes.inches(fig, added).padded(PAD_INCHES)
     legends = [a.get_tightbbox(renderer) for a in fig.legends if a.get_visible()]
     layout = _layout(fig, canvas, [*boxes.axes, *legends], legends_moved=moved, not_run_panels=not_run,
                      footer_lines=lines)  # fmt: skip

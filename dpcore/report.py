@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from dpcore.claims import Claim, ClaimsLog, ClaimSpec
 from dpcore.paths import PROFILES, atomic_path, build_dir, scratch_dir
 from dpcore.plots_layout import (  # the figure layout lives beside dpcore.plots; re-exported for notebooks and tests
+    CAPTION_GID,
     FOOTER_GID,
     MIN_AXES_SPAN,
     PAD_INCHES,
@@ -79,6 +80,8 @@ __all__ = [
     "PROFILES",
     "FOOTER_KEY",
     "FOOTER_GID",
+    "CAPTION_KEY",
+    "CAPTION_GID",
     "LAYOUT_KEY",
     "PNG_METADATA",
     "PDF_METADATA",
@@ -98,6 +101,7 @@ __all__ = [
 
 FOOTER_KEY = "dpcore-footer"  # PNG text chunk holding the footer
 LAYOUT_KEY = "dpcore-layout"  # PNG text chunk holding FigureLayout.text()
+CAPTION_KEY = "dpcore-caption"  # PNG text chunk holding the figure's caption (Report.data_caption), when it has one
 #: fixed metadata: no timestamp, no library version (matplotlib's defaults carry both)
 PNG_METADATA: dict[str, str] = {"Software": "dpcore"}
 PDF_METADATA: dict[str, str | None] = {"Creator": "dpcore", "Producer": "dpcore", "CreationDate": None}
@@ -205,17 +209,35 @@ class Report:
             text += f" · data: {self.provenance}"
         return text
 
-    def figure(self, fig: Figure, name: str, *, data: pd.DataFrame | None = None) -> dict[str, Path]:
-        """Finish ``fig`` (:func:`finish_figure`: "not run" panels, legends off the data, wrapped footer) and
-        write ``<name>.png`` and ``<name>.pdf`` with fixed metadata (and ``<name>.csv`` of ``data``).
+    def data_caption(self, fig: Figure) -> str:
+        """The caption ``fig`` must carry about its data: for each data set whose lossy re-encoded copy this report's
+        provenance names (:func:`dpcore.data.describe.reencoding_captions`, e.g. the offline mirror's JPEG
+        CIFAR-10) and whose title a text of ``fig`` names (titles, labels, legends, table cells; the footer and an
+        earlier caption aside), its caption; "" when none applies."""
+        from matplotlib.text import Text
 
-        The PNG holds the footer (text chunk :data:`FOOTER_KEY`) and the layout (:data:`LAYOUT_KEY`); a
-        layout with :meth:`FigureLayout.problems` (e.g. axes squeezed into a corner) draws a warning.
+        from dpcore.data.describe import reencoding_captions
+
+        captions = reencoding_captions(self.provenance) if self.provenance else {}
+        if not captions:
+            return ""
+        texts = [t.get_text() for t in fig.findobj(Text) if t.get_gid() not in (FOOTER_GID, CAPTION_GID)]
+        return " ".join(c for title, c in captions.items() if any(title in text for text in texts))
+
+    def figure(self, fig: Figure, name: str, *, data: pd.DataFrame | None = None) -> dict[str, Path]:
+        """Finish ``fig`` (:func:`finish_figure`: "not run" panels, legends off the data, the data caption of
+        :meth:`data_caption`, wrapped footer) and write ``<name>.png`` and ``<name>.pdf`` with fixed metadata (and
+        ``<name>.csv`` of ``data``).
+
+        The PNG holds the footer (text chunk :data:`FOOTER_KEY`), the caption when there is one
+        (:data:`CAPTION_KEY`) and the layout (:data:`LAYOUT_KEY`); a layout with :meth:`FigureLayout.problems`
+        (e.g. axes squeezed into a corner) draws a warning.
         """
         if not isinstance(name, str) or not name or "/" in name:
             raise ValueError(f"name must be a non-empty file stem without '/', got {name!r}")
         label = self.label
-        footer, layout = finish_figure(fig, label)
+        caption = self.data_caption(fig)
+        footer, layout = finish_figure(fig, label, caption=caption)
         self.layouts[name] = layout
         for problem in layout.problems():
             warnings.warn(f"{self.out_dir.name}/{name}: {problem}", stacklevel=2)
@@ -224,9 +246,10 @@ class Report:
             target = self.out_dir / f"{name}.{ext}"
             # no date or version in the metadata: re-running an unchanged notebook gives identical bytes
             if ext == "png":
-                metadata = {**PNG_METADATA, FOOTER_KEY: label, LAYOUT_KEY: layout.text()}
+                metadata = {**PNG_METADATA, FOOTER_KEY: label, LAYOUT_KEY: layout.text(),
+                            **({CAPTION_KEY: caption} if caption else {})}
             else:
-                metadata = {**PDF_METADATA, "Subject": label}
+                metadata = {**PDF_METADATA, "Subject": f"{caption} · {label}" if caption else label}
             with atomic_path(target) as tmp:
                 fig.savefig(
                     tmp,

@@ -146,3 +146,37 @@ def test_footer_check_catches_a_figure_without_footer(tmp_path, monkeypatch):
     Image.new("RGB", (400, 300), "black").save(plain)
     with pytest.raises(AssertionError, match="no dpcore footer"):
         test_png_has_the_dpcore_footer(plain)
+
+
+#: committed figures drawn on CIFAR-10 (besides every PNG named *cifar10*): each must say that its images are the
+#: offline mirror's JPEG re-encoding when its footer names that copy (issue 41)
+CIFAR10_FIGURES = frozenset({"002_modelmix/table1_printed_vs_ours.png", "002_modelmix/table1_accuracy_vs_eps.png",
+                             "002_modelmix/table1_where_the_gap_goes.png", "002_modelmix/fig2_curves.png"})
+
+
+@pytest.mark.parametrize("path", PNGS, ids=IDS)
+def test_cifar10_figures_say_their_images_are_the_jpeg_reencoding(path):
+    from dpcore.data.describe import reencoding_captions
+    from dpcore.report import CAPTION_KEY
+
+    with Image.open(path) as image:
+        footer, caption = image.text.get(FOOTER_KEY, ""), image.text.get(CAPTION_KEY)
+    name = path.relative_to(ROOT).as_posix()
+    expected = reencoding_captions(footer)
+    short = name.removeprefix("paper/")
+    if expected and ("cifar10" in short or short in CIFAR10_FIGURES):
+        assert caption, f"{name}: drawn on the JPEG CIFAR-10 copy but carries no caption saying so"
+    if caption:
+        assert caption in expected.values(), f"{name}: caption {caption!r} is not the rule's ({expected})"
+
+
+def test_caption_check_catches_a_cifar10_figure_without_caption(tmp_path, monkeypatch):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    plain = tmp_path / "x_cifar10.png"
+    fig.savefig(plain, metadata={FOOTER_KEY: "dpcore · profile=quick · data: CIFAR-10 train (50,000; JPEG q75 mirror, "
+                                             "sha256 caee4964…)"})  # fmt: skip
+    plt.close(fig)
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    with pytest.raises(AssertionError, match="no caption"):
+        test_cifar10_figures_say_their_images_are_the_jpeg_reencoding(plain)
