@@ -372,3 +372,28 @@ def test_undecided_names_the_orderings_whose_runs_end_near_chance():
     assert nr.undecided("mnist", runs({10.0: 0.5, 50.0: 0.6}, {0.15: 0.5, 3.0: 0.9})) == {}
     with pytest.raises(ValueError, match="dataset"):
         nr.undecided("svhn", chance)
+
+
+def test_reduced_fig03_draws_the_committed_full_scale_runs_in_a_second_row():
+    """Issue 41: the quick Fig. 3 (paper 000) shows the committed full-scale panels beneath the reduced check."""
+    import pandas as pd
+
+    def util(base):
+        return pd.DataFrame([{"clip_norm": t0.CLIP, "sigma": s, "fraction": 1.0 - s / 100, "sd": 0.01,
+                              "base_accuracy": base, "draws": 3} for s in (0.0, 6.0, 12.0)])  # fmt: skip
+
+    quick, full = _sweep_frames(3000, 0.553), _sweep_frames(360000, 0.97)
+    fig = nr.fig03(*quick, util(0.55), committed=(*full, util(0.97)))
+    titles = [ax.get_title() for ax in fig.axes]
+    assert len(fig.axes) == 6 and titles[0].startswith("reduced check: (a)")
+    assert all(t.startswith("full scale, committed (results/paper/)") for t in titles[3:])
+    assert "the committed full-scale runs are in the lower row" in fig.axes[2].get_xlabel().replace("\n", " ")
+    assert max(line.get_xdata().max() for line in fig.axes[5].get_lines()) == 360000
+    empty = (full[0].assign(status="todo"), full[1].iloc[0:0], util(0.97))
+    fig = nr.fig03(*quick, util(0.55), committed=empty)
+    assert "not run: no committed full-scale result" in [t.get_text() for t in fig.axes[5].texts]
+    assert "no full-scale run is committed" in fig.axes[2].get_xlabel().replace("\n", " ")
+    plain = nr.fig03(*quick, util(0.55))  # the paper profile: one row, no "reduced check" prefix
+    assert len(plain.axes) == 3 and plain.axes[0].get_title() == "(a) utility graph"
+    with pytest.raises(ValueError, match="committed"):
+        nr.fig03(*quick, util(0.55), committed=full)

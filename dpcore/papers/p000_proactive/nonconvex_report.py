@@ -231,9 +231,11 @@ def _eps_labels(runs: pd.DataFrame) -> dict[str, str]:
 NONPRIVATE_FLOOR_PCT = {"mnist": 90.0}
 
 
-def _floor_note(ax: Axes, dataset: str, runs: pd.DataFrame, history: pd.DataFrame, has_full: bool) -> None:
+def _floor_note(ax: Axes, dataset: str, runs: pd.DataFrame, history: pd.DataFrame, has_full: bool,
+                where: str = "in the right panel") -> None:  # fmt: skip
     """On a reduced run's accuracy panel: the non-private final accuracy against the data set's floor (MNIST) and
-    why it is missed, or (no floor) that it stays near chance at this budget."""
+    why it is missed, or (no floor) that it stays near chance at this budget; ``where`` the committed full-scale
+    runs are drawn."""
     base = runs[(runs["kind"] == "nonprivate") & (runs["clip_norm"] == t0.CLIP) & (runs["status"] == "done")]
     if base.empty:
         return
@@ -249,7 +251,7 @@ def _floor_note(ax: Axes, dataset: str, runs: pd.DataFrame, history: pd.DataFram
         note = f"non-private {acc:.1f} %: near chance after {budget} (quick budget), a pipeline check only"
     else:
         return
-    tail = "; the committed full-scale runs are in the right panel" if has_full else "; no full-scale run is committed"
+    tail = f"; the committed full-scale runs are {where}" if has_full else "; no full-scale run is committed"
     ax.set_xlabel(ax.get_xlabel() + "\n" + textwrap.fill(note + tail, 75), fontsize=7)
 
 
@@ -350,15 +352,40 @@ def utility_figure(panels: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]], *, t
     return fig
 
 
-def fig03(runs: pd.DataFrame, history: pd.DataFrame, util: pd.DataFrame, *, title: str = "") -> Figure:
-    """Fig. 3 (MNIST, non-convex): (a) utility graph, (b) different s, (c) different ε and non-private."""
-    fig, axes = new_axes(3, 1, width=16.0, height=4.8)
-    _utility_axes(axes[0, 0], "mnist", util, runs)
-    _curves(axes[0, 1], runs, history, _s_labels(runs), "accuracy")
-    _curves(axes[0, 2], runs, history, _eps_labels(runs), "accuracy")
-    axes[0, 0].set_title("(a) utility graph")
-    axes[0, 1].set_title("(b) different s (Table 4)")
-    axes[0, 2].set_title("(c) different ε (Table 7) and non-DP")
+def _fig03_row(axes: Any, runs: pd.DataFrame, history: pd.DataFrame, util: pd.DataFrame, scale: str) -> pd.DataFrame:
+    """One row of Fig. 3's three panels; ``scale`` ("" or e.g. "full scale, committed") prefixes the titles.
+    Returns the plotted curves of panels (b) and (c)."""
+    _utility_axes(axes[0], "mnist", util, runs)
+    curves = [_curves(axes[1], runs, history, _s_labels(runs), "accuracy").assign(panel="b"),
+              _curves(axes[2], runs, history, _eps_labels(runs), "accuracy").assign(panel="c")]
+    prefix = f"{scale}: " if scale else ""
+    for ax, heading in zip(axes, ("(a) utility graph", "(b) different s (Table 4)",
+                                  "(c) different ε (Table 7) and non-DP"), strict=True):  # fmt: skip
+        ax.set_title(prefix + heading)
+    return pd.concat(curves, ignore_index=True)
+
+
+def fig03(runs: pd.DataFrame, history: pd.DataFrame, util: pd.DataFrame, *, title: str = "",
+          committed: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None) -> Figure:  # fmt: skip
+    """Fig. 3 (paper 000, MNIST, non-convex): (a) utility graph, (b) different s, (c) different ε and non-private.
+
+    ``committed`` (a reduced profile, issue 41): the paper profile's ``(run_frame, history_frame, utility_frame)``
+    of MNIST, drawn as a second row titled "full scale, committed (results/paper/)" beneath the first, titled
+    "reduced check"; panel (c) of the reduced row then says when its non-private run misses the 90 % floor."""
+    if committed is not None and (not isinstance(committed, tuple) or len(committed) != 3
+                                  or not all(isinstance(f, pd.DataFrame) for f in committed)):  # fmt: skip
+        raise ValueError("committed must be (run_frame('mnist', 'paper'), history_frame('mnist', 'paper'), "
+                         "utility_frame('mnist', 'paper')) or None")
+    rows = 1 if committed is None else 2
+    fig, axes = new_axes(3, rows, width=16.0, height=4.8 * rows)
+    _fig03_row(axes[0], runs, history, util, "" if committed is None else "reduced check")
+    if committed is not None:
+        full_runs, full_history, full_util = committed
+        full = _fig03_row(axes[1], full_runs, full_history, full_util, "full scale, committed (results/paper/)")
+        if full.empty:
+            for ax in axes[1, 1:]:
+                not_run(ax, "no committed full-scale result")
+        _floor_note(axes[0, 2], "mnist", runs, history, has_full=not full.empty, where="in the lower row")
     if title:
         fig.suptitle(title)
     return fig
