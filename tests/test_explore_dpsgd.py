@@ -70,3 +70,47 @@ def test_widget_updates_in_place_and_shows_errors():
     with pytest.raises(ValueError, match="controls"):
         explorer.set(nonsense=1)
     assert explorer.run_on_demand().values["sigma_for_target"] > 0
+
+
+def test_pld_is_a_curve_of_the_librarys_values():
+    view = dpsgd.compute(**SMALL, sampling="poisson")
+    steps, eps = view.data["pld"]
+    assert len(steps) == dpsgd.PLD_POINTS > 1 and steps[-1] == 60 and steps == sorted(steps)
+    for t, e in zip(steps, eps, strict=True):
+        ours = dpsgd_epsilon(1.1, sample_rate=0.05, steps=t, delta=1e-5, method="pld")
+        assert e == pytest.approx(float(ours), rel=1e-12), t
+    assert view.values["eps[pld]"] == eps[-1]
+
+
+@pytest.mark.parametrize(("sampling", "method"), [("poisson", "pld"), ("fixed", "rdp")])
+def test_inverse_defaults_to_the_headline_accountant(sampling, method):
+    assert dpsgd.DEFAULTS["inverse_method"] == "headline" and dpsgd.headline_method(sampling) == method
+    view = dpsgd.compute(**SMALL, sampling=sampling)
+    assert next(k for k in view.values if k.startswith("eps[")) == f"eps[{method}]"
+    assert view.labels[f"eps[{method}]"].endswith("headline")
+    inv = dpsgd.inverse(**{**SMALL, "inverse_method": "headline"}, sampling=sampling)
+    ours = dpsgd_noise_multiplier(2.0, sample_rate=0.05, steps=60, delta=1e-5, method=method, sampling=sampling,
+                                  dataset_size=10_000, rtol=dpsgd.INVERSE_RTOL)  # fmt: skip
+    assert inv.values["sigma_for_target"] == pytest.approx(ours, rel=1e-12)
+    assert f"({method}," in inv.labels["sigma_for_target"]
+
+
+def test_typed_epochs_are_used_or_refused_never_clamped():
+    explorer = dpsgd.build(**{**SMALL, "inverse_method": "rdp"})
+    explorer.set(epochs=5_000)  # the old slider clamped this to 200 without a word
+    assert explorer.controls["epochs"].value == 5_000 and not explorer.error
+    assert explorer.view.values["steps"] == 5_000 * 20
+    explorer.set(epochs=dpsgd.MAX_EPOCHS + 1)
+    assert explorer.controls["epochs"].value == dpsgd.MAX_EPOCHS + 1
+    assert "epochs" in explorer.error and str(dpsgd.MAX_EPOCHS) in explorer.error
+    assert "dpcore-error" in explorer.readout.value
+
+
+def test_an_update_at_the_defaults_takes_under_a_second():
+    explorer = dpsgd.build()  # the first update warms the caches (one-step PLD, RDP curve)
+    seconds = []
+    for sigma in (1.2, 1.3):
+        explorer.set(sigma=sigma)
+        assert not explorer.error
+        seconds.append(explorer.last_seconds)
+    assert min(seconds) < 1.0, seconds  # the best of two: a loaded CI machine stalls at times

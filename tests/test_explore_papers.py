@@ -1,4 +1,5 @@
-"""The paper explorers (002, 003, 004, 000 and 001) show the paper packages' numbers, and their widgets build."""
+"""The paper explorers (``dpcore.papers.<paper>.explore``: 002, 003, 004, 000 and 001) show the paper packages'
+numbers, and their widgets build."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import math
 import pytest
 
 from dpcore.accounting import fdp
-from dpcore.explore import calculators, contraction, modelmix, shuffling
 from dpcore.papers.p000_proactive import calculator as pdp
+from dpcore.papers.p000_proactive import explore as proactive_explorer
 from dpcore.papers.p001_isrl import accounting as isrl
+from dpcore.papers.p001_isrl import explore as isrl_explorer
+from dpcore.papers.p002_modelmix import explore as modelmix
 from dpcore.papers.p002_modelmix.fig3 import FIG3, amplification_curves
 from dpcore.papers.p003_shuffling import bounds as sh
+from dpcore.papers.p003_shuffling import explore as shuffling
 from dpcore.papers.p003_shuffling.tables import exact_mixture
+from dpcore.papers.p004_contraction import explore as contraction
 from dpcore.papers.p004_contraction.baselines import baseline_deltas
 
 
@@ -59,7 +64,7 @@ def test_contraction_values_are_the_baselines():
 
 @pytest.mark.parametrize("mode", ["theorem", "paper"])
 def test_proactive_calculator_is_the_papers(mode):
-    view = calculators.proactive(epsilon=0.5, log10_delta=-4, N=10_000, k=5.0, theta=1.0, mode=mode)
+    view = proactive_explorer.proactive(epsilon=0.5, log10_delta=-4, N=10_000, k=5.0, theta=1.0, mode=mode)
     sigma = pdp.sigma(0.5, 1e-4, mode=mode)
     result = pdp.dp_calculator(sigma, 10_000, 5.0, delta=1e-4, mode=mode)
     assert view.values["sigma"] == pytest.approx(sigma, rel=1e-12)
@@ -68,28 +73,29 @@ def test_proactive_calculator_is_the_papers(mode):
     if mode == "theorem":
         assert view.values["epsilon_check"] == pytest.approx(0.5, rel=1e-9)
     with pytest.raises(ValueError, match="epsilon"):
-        calculators.proactive(epsilon=-1.0, log10_delta=-4, N=10_000, k=5.0, theta=1.0, mode=mode)
+        proactive_explorer.proactive(epsilon=-1.0, log10_delta=-4, N=10_000, k=5.0, theta=1.0, mode=mode)
 
 
 def test_isrl_noise_is_the_papers():
-    view = calculators.isrl_noise(n=1238, rounds=35, batch_size=0, silos=25, epsilon=1.5, log10_delta=-6)
+    view = isrl_explorer.isrl_noise(n=1238, rounds=35, batch_size=0, silos=25, epsilon=1.5, log10_delta=-6)
     k = isrl.batch_size_experiments(1238, 35, 1.5)
     kw = dict(lipschitz=1.0, rounds=35, n=1238, epsilon=1.5, delta=1e-6, batch_size=k)
     assert view.values["K"] == k
     assert view.values["sigma[experiments]"] == pytest.approx(isrl.noise_std(formula="experiments", **kw), rel=1e-12)
     assert view.values["sigma[theory]"] == pytest.approx(isrl.noise_std(formula="theory", **kw), rel=1e-12)
-    same = calculators.isrl_noise(n=1238, rounds=35, batch_size=0, silos=3, epsilon=1.5, log10_delta=-6)
+    same = isrl_explorer.isrl_noise(n=1238, rounds=35, batch_size=0, silos=3, epsilon=1.5, log10_delta=-6)
     assert same.values == view.values  # M: no amplification under ISRL-DP
-    tight = calculators.isrl_tight_epsilon(n=200, rounds=5, batch_size=20, silos=3, epsilon=1.5, log10_delta=-5)
+    tight = isrl_explorer.isrl_tight_epsilon(n=200, rounds=5, batch_size=20, silos=3, epsilon=1.5, log10_delta=-5)
     sigma = isrl.noise_std(lipschitz=1.0, rounds=5, n=200, epsilon=1.5, delta=1e-5, batch_size=20)
     ours = isrl.mbsgd_epsilon(noise_std=sigma, lipschitz=1.0, batch_size=20, n=200, rounds=5, delta=1e-5)
     assert tight.values["eps_tight"] == pytest.approx(ours, rel=1e-12)
     with pytest.raises(ValueError, match="batch_size"):
-        calculators.isrl_noise(n=100, rounds=35, batch_size=500, silos=25, epsilon=1.5, log10_delta=-6)
+        isrl_explorer.isrl_noise(n=100, rounds=35, batch_size=500, silos=25, epsilon=1.5, log10_delta=-6)
 
 
 @pytest.mark.parametrize(
-    "build", [modelmix.build, shuffling.build, contraction.build, calculators.build_proactive, calculators.build_isrl]
+    "build",
+    [modelmix.build, shuffling.build, contraction.build, proactive_explorer.build_proactive, isrl_explorer.build_isrl],
 )
 def test_every_explorer_builds_without_error_and_reports_its_latency(build):
     explorer = build()
@@ -114,3 +120,31 @@ def test_shuffling_shows_the_shuffled_runs_three_numbers_and_labels_the_subsampl
     assert "eps[lower:chua]" not in sub.values and "NOT" not in sub.labels["eps[A0]"]
     grouped = shuffling.compute(sampling="shuffle", clipping="batch", g=2, E=5, sigma=2.0, batch=1024, delta=1e-5)
     assert "eps[poisson]" not in grouped.values and any("g = 1 only" in n for n in grouped.notes)
+
+
+def _explorer_notebooks() -> dict[str, dict]:
+    import json
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "notebooks" / "explore"
+    return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.ipynb"))}
+
+
+def test_each_explorer_notebook_builds_the_modules_topics_names():
+    from dpcore.explore import TOPICS
+
+    notebooks = _explorer_notebooks()
+    assert sorted(notebooks) == sorted(TOPICS)
+    for name, modules in TOPICS.items():
+        code = "".join("".join(c["source"]) for c in notebooks[name]["cells"] if c["cell_type"] == "code")
+        for module in modules:
+            package, _, leaf = module.rpartition(".")
+            assert f"from {package} import {leaf}" in code, (name, module)
+
+
+@pytest.mark.parametrize("word", ["make test", "make figures", "headless", "nbval", "papermill"])
+def test_the_dashboards_show_no_developer_text(word):
+    """Voilà renders markdown cells and hides code: developer notes belong in code cells (comments)."""
+    for name, nb in _explorer_notebooks().items():
+        markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        assert word not in markdown, f"notebooks/explore/{name}.ipynb shows {word!r} on its dashboard"

@@ -315,8 +315,10 @@ def _loss_range(sigma: float, q: float, remove: bool) -> tuple[float, float]:
     return -_remove_loss(sigma, q, -x_high), -_remove_loss(sigma, q, -x_low)
 
 
+@lru_cache(maxsize=32)
 def _one_step_pmf(sigma: float, q: float, grid: float, remove: bool) -> _Pmf:
-    """Pessimistic connect-the-dots PMF of one step (Doroshenko et al. 2022, Alg. 1).
+    """Pessimistic connect-the-dots PMF of one step (Doroshenko et al. 2022, Alg. 1), cached (read-only arrays):
+    ε after several step counts at one (σ, q) -- a curve -- composes the same one-step PMF at each count.
 
     With δ_i = δ(ε_i) on the grid ε_i = (k_lo + i)·h, the PLD whose privacy profile joins
     the points (e^ε_i, δ_i) by straight lines has mass
@@ -330,47 +332,72 @@ def _one_step_pmf(sigma: float, q: float, grid: float, remove: bool) -> _Pmf:
     deltas = _one_step_delta(sigma, q, np.arange(k_lo, k_hi + 1) * grid, remove)
     deltas = np.minimum.accumulate(deltas)
     if deltas.size == 1:
-        return _Pmf(k_lo, np.array([1.0 - deltas[0]]), float(deltas[0]), grid)
+        probs = np.array([1.0 - deltas[0]])
+        probs.flags.writeable = False
+        return _Pmf(k_lo, probs, float(deltas[0]), grid)
     diffs = np.diff(deltas)
     em1 = math.expm1(grid)
     probs = np.empty_like(deltas)
     probs[0] = 1.0 - deltas[0] + diffs[0] / em1
     probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(grid)) / em1
     probs[-1] = diffs[-1] / math.expm1(-grid)
-    return _Pmf(k_lo, np.maximum(probs, 0.0), float(deltas[-1]), grid)
+    probs = np.maximum(probs, 0.0)
+    probs.flags.writeable = False  # cached: shared by every composition of this step
+    return _Pmf(k_lo, probs, float(deltas[-1]), grid)
+
+
+@lru_cache(maxsize=32)
+def _one_step_moments(sigma: float, q: float, grid: float, remove: bool) -> tuple[tuple[float, int, int, float], ...]:
+    """:func:`_window_moments` of :func:`_one_step_pmf` (cached with it: a curve's points reuse them)."""
+    return _window_moments(_one_step_pmf(sigma, q, grid, remove).probs)
 
 
 # --------------------------------------------------------------------------- composition
 
 
-def _chernoff_window(probs: np.ndarray, steps: int, tail_mass: float) -> tuple[int, int]:
-    """Index range [a, b] of the ``steps``-fold self-convolution holding all but ``tail_mass`` of its mass.
-
-    Chernoff: P(S ≥ b) ≤ exp(T·log E e^{tX} − t·b) ≤ tail_mass/2 for t > 0 (and the mirror
-    image for the lower end), minimised over the orders t = ±k/n, k = 1…20 (as dp_accounting).
-    The moment generating functions are taken by repeated multiplication of e^{±i/n}.
-    """
+def _window_moments(probs: np.ndarray) -> tuple[tuple[float, int, int, float], ...]:
+    """The part of :func:`_chernoff_window` that does not depend on the step count: (sign, ref, k, E e^{t(i − ref)})
+    for the orders t = ±k/n, k = 1…20, of one step's PMF (cached per one-step PLD by :func:`_one_step_moments`)."""
     n = probs.size
-    a, b = 0, (n - 1) * steps
-    if n == 1:
-        return a, b
     rel = np.arange(n) / n
-    log_slack = math.log(2.0 / tail_mass)
+    out = []
     for sign, ref in ((1.0, n - 1), (-1.0, 0)):
         # E e^{t i} = e^{t·ref} · Σ p_i e^{t (i − ref)}, with t(i − ref) ≤ 0: no overflow
         z = np.exp(sign * (rel - ref / n))
         power = np.ones(n)
         for k in range(1, 21):
             power *= z
-            mgf = float(np.dot(probs, power))
-            if mgf <= 0:
-                continue
-            t = sign * k / n
-            bound = (steps * (t * ref + math.log(mgf)) + log_slack) / t
-            if sign > 0:
-                b = min(b, math.ceil(bound))
-            else:
-                a = max(a, math.floor(bound))
+            out.append((sign, ref, k, float(np.dot(probs, power))))
+    return tuple(out)
+
+
+def _chernoff_window(
+    probs: np.ndarray,
+    steps: int,
+    tail_mass: float,
+    moments: tuple[tuple[float, int, int, float], ...] | None = None,
+) -> tuple[int, int]:
+    """Index range [a, b] of the ``steps``-fold self-convolution holding all but ``tail_mass`` of its mass.
+
+    Chernoff: P(S ≥ b) ≤ exp(T·log E e^{tX} − t·b) ≤ tail_mass/2 for t > 0 (and the mirror
+    image for the lower end), minimised over the orders t = ±k/n, k = 1…20 (as dp_accounting).
+    The moment generating functions are taken by repeated multiplication of e^{±i/n}
+    (:func:`_window_moments`; pass ``moments`` to reuse them for another step count).
+    """
+    n = probs.size
+    a, b = 0, (n - 1) * steps
+    if n == 1:
+        return a, b
+    log_slack = math.log(2.0 / tail_mass)
+    for sign, ref, k, mgf in _window_moments(probs) if moments is None else moments:
+        if mgf <= 0:
+            continue
+        t = sign * k / n
+        bound = (steps * (t * ref + math.log(mgf)) + log_slack) / t
+        if sign > 0:
+            b = min(b, math.ceil(bound))
+        else:
+            a = max(a, math.floor(bound))
     return a, max(b, a)
 
 
@@ -453,7 +480,10 @@ def _composed(sigma: float, q: float, steps: int, grid: float, max_bins: int = M
                 "millions, or too many steps for a pessimistic grid); use an RDP accountant"
             )
         pmfs = [_one_step_pmf(sigma, q, grid * factor, remove) for remove in directions]
-        windows = [_chernoff_window(pmf.probs, steps, TAIL_MASS_TRUNCATION) for pmf in pmfs]
+        windows = [
+            _chernoff_window(pmf.probs, steps, TAIL_MASS_TRUNCATION, _one_step_moments(sigma, q, grid * factor, remove))
+            for pmf, remove in zip(pmfs, directions, strict=True)
+        ]
         bins = max(b - a + 1 for a, b in windows)
         if bins <= max_bins:
             return tuple(_self_compose(pmf, steps, w) for pmf, w in zip(pmfs, windows, strict=True))
@@ -488,8 +518,10 @@ def _epsilon(sigma: float, q: float, steps: int, delta: float, grid: float = GRI
 
 
 def cache_clear() -> None:
-    """Forget the cached composed PLDs (for timing)."""
+    """Forget the cached one-step and composed PLDs (for timing)."""
     _composed.cache_clear()
+    _one_step_pmf.cache_clear()
+    _one_step_moments.cache_clear()
 
 
 # --------------------------------------------------------------------------- public API

@@ -1,18 +1,27 @@
-"""Explorers: interactive views of the library and the paper packages (``notebooks/explore/``, ``make explore``).
+"""Explorers: interactive views of the library (``notebooks/explore/``, ``make explore``).
 
-This package is a presentation layer, like the notebooks: it may import the library and every paper package,
-and nothing in the library or in a paper package imports it (``tests/test_layout.py``).  Each topic module holds
+This package is library: it knows no paper (``tests/test_layout.py``).  It holds
 
-* ``compute(**values) -> View``: a pure function from the controls' values to the numbers and curves shown,
-  calling the library / paper functions (``tests/test_explore_*.py`` check its numbers equal theirs);
-* ``draw(view, fig)``: the plot; ``build(**overrides)``: the widget (:class:`~dpcore.explore.widgets.Explorer`).
+* :mod:`~dpcore.explore.widgets`: :class:`~dpcore.explore.widgets.Explorer` (controls, a read-out of named numbers,
+  a plot redrawn in place, a "computing…" state) and :class:`~dpcore.explore.widgets.View`;
+* :mod:`~dpcore.explore.dpsgd`: the DP-SGD explorer (every accountant of :mod:`dpcore.accounting.dpsgd`, and the
+  inverse, σ for a target ε).
 
-Topics: :mod:`~dpcore.explore.dpsgd` (DP-SGD accountants and the inverse), :mod:`~dpcore.explore.modelmix`
-(paper 002), :mod:`~dpcore.explore.shuffling` (paper 003), :mod:`~dpcore.explore.contraction` (paper 004),
-:mod:`~dpcore.explore.calculators` (paper 000's Proactive-DP calculator and paper 001's per-silo noise).
-Explorers write no file.
+Each paper's explorer lives in its paper package, on top of these widgets: :mod:`dpcore.papers.p000_proactive.explore`
+(Proactive-DP calculator), :mod:`dpcore.papers.p001_isrl.explore` (ISRL-DP noise per silo),
+:mod:`dpcore.papers.p002_modelmix.explore`, :mod:`dpcore.papers.p003_shuffling.explore` and
+:mod:`dpcore.papers.p004_contraction.explore`.  Each topic module holds ``compute(**values) -> View`` (a pure function
+from the controls' values to the numbers and curves shown, calling the library / paper functions and tested like
+them: ``tests/test_explore_*.py``), ``draw(view, fig)`` and ``build(**overrides)``.  Explorers write no file.
 """
 
-TOPICS = ("dpsgd", "modelmix", "shuffling", "contraction", "calculators")
+#: The explorer notebooks of ``notebooks/explore/`` and the module each one builds.
+TOPICS: dict[str, tuple[str, ...]] = {
+    "dpsgd": ("dpcore.explore.dpsgd",),
+    "modelmix": ("dpcore.papers.p002_modelmix.explore",),
+    "shuffling": ("dpcore.papers.p003_shuffling.explore",),
+    "contraction": ("dpcore.papers.p004_contraction.explore",),
+    "calculators": ("dpcore.papers.p000_proactive.explore", "dpcore.papers.p001_isrl.explore"),
+}
 
 __all__ = ["TOPICS"]

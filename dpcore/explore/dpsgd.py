@@ -10,10 +10,14 @@ Wang, Balle, Kasiviswanathan 2019, Thm 9).
 Speed (every value is the library's, only evaluated at fewer points): RDP composes additively, so the one-step
 RDP curve (:func:`dpcore.accounting.rdp.rdp_curve`) is computed once per (σ, q, n, sampling) and cached, and ε at
 every T is ``rdp_to_epsilon(T · curve)`` -- exactly what :func:`~dpcore.accounting.dpsgd.dpsgd_epsilon` computes.
-The PLD accountant costs about 0.2 s per point, so it is evaluated at T only (said on the widget).  The inverse
-(:func:`inverse`) runs the library's calibrator (:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, tolerance
-:data:`INVERSE_RTOL`) with the method chosen, cached per input; it takes 0.5-10 s, so it runs when its button is
-pressed, not on every change.
+The PLD accountant is drawn as a curve of :data:`PLD_POINTS` points: the one-step PLD of (σ, q) is computed once
+(cached in :mod:`dpcore.accounting.pld`) and composed at each step count, each point being exactly
+:func:`~dpcore.accounting.pld.pld_epsilon` at that count (about 0.05 s a point).  The headline accountant
+(:data:`HEADLINE`: PLD, the tightest rigorous one, under Poisson sampling; RDP under fixed-size batches, where PLD does
+not apply) is what the inverse uses by default.  The inverse (:func:`inverse`) runs the library's calibrator
+(:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, tolerance :data:`INVERSE_RTOL`) with the method chosen,
+cached per input; it takes 0.5-10 s, so it runs when its button is pressed, not on every change.  Epochs are typed
+(1 to :data:`MAX_EPOCHS`): a value out of range is refused with a message naming ``epochs``, never clamped.
 """
 
 from __future__ import annotations
@@ -36,18 +40,27 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
 __all__ = [
-    "DEFAULTS", "CURVE_POINTS", "PLD_POINTS", "INVERSE_RTOL", "INVERSE_METHODS",
-    "compute", "inverse", "rdp_epsilons", "draw", "build",
+    "DEFAULTS", "CURVE_POINTS", "PLD_POINTS", "INVERSE_RTOL", "INVERSE_METHODS", "HEADLINE", "MAX_EPOCHS",
+    "headline_method", "compute", "inverse", "rdp_epsilons", "draw", "build",
 ]  # fmt: skip
 
 DEFAULTS: dict[str, Any] = dict(
     sigma=1.1, batch_size=256, dataset_size=60_000, delta=1e-5, epochs=60, sampling="poisson",
-    target_epsilon=2.0, inverse_method="rdp",
+    target_epsilon=2.0, inverse_method="headline",
 )  # fmt: skip
 CURVE_POINTS = 16  # steps at which RDP and GDP are drawn
-PLD_POINTS = 1  # the PLD accountant is evaluated at T only (about 0.2 s per point)
+PLD_POINTS = 6  # steps at which PLD is drawn (one cached one-step PLD, composed at each: about 0.05-0.1 s a point)
 INVERSE_RTOL = 1e-2  # relative tolerance of the σ calibration shown on the widget
-INVERSE_METHODS = acc.METHODS
+#: The accountant of the headline ε (the read-out's first line) and of the inverse's default, per sampling.
+HEADLINE: dict[str, str] = {"poisson": "pld", "fixed": "rdp"}
+#: "headline": the headline's accountant (:data:`HEADLINE`); or one of the library's methods.
+INVERSE_METHODS = ("headline", *acc.METHODS)
+MAX_EPOCHS = 10_000
+
+
+def headline_method(sampling: str) -> str:
+    """The accountant of the headline ε under ``sampling``: the tightest rigorous one that supports it."""
+    return HEADLINE[check_choice("sampling", sampling, tuple(HEADLINE))]
 
 
 def _methods(sampling: str) -> tuple[str, ...]:
@@ -96,7 +109,7 @@ def _inputs(sigma: float, batch_size: int, dataset_size: int, delta: float, epoc
     n = check_positive_int("dataset_size", dataset_size)
     b = check_positive_int("batch_size", batch_size, maximum=n)
     delta = check_open_unit("delta", delta)
-    epochs = check_positive_int("epochs", epochs, maximum=10_000)
+    epochs = check_positive_int("epochs", epochs, maximum=MAX_EPOCHS)
     check_choice("sampling", sampling, ("poisson", "fixed"))
     return sigma, n, b, delta, steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b)
 
@@ -112,7 +125,8 @@ def compute(
     target_epsilon: float = DEFAULTS["target_epsilon"],
     inverse_method: str = DEFAULTS["inverse_method"],
 ) -> View:
-    """ε after T steps (and along the way) under every accountant the sampling supports.
+    """ε after T steps (and along the way) under every accountant the sampling supports, the headline
+    (:func:`headline_method`) first.
 
     T = max(1, round(epochs · round(n/b))), the trainer's count (:func:`~dpcore.accounting.events.steps_for_epochs`).
     Values: ``eps[<method>]`` at T (``gdp`` approximate), ``steps`` (T) and ``sample_rate`` (q = b/n).
@@ -130,20 +144,23 @@ def compute(
         elif method == "gdp":
             curves[method] = (grid, [float(gaussian.epsilon_from_mu(fdp.clt_mu(z, q, t, sampling), delta))
                                      for t in grid])  # fmt: skip
-        else:
+        else:  # one cached one-step PLD, composed at each point (exactly pld_epsilon at that step count)
             pts = sorted({max(1, int(round(steps_total * k / PLD_POINTS))) for k in range(1, PLD_POINTS + 1)})
             curves[method] = (pts, [_pld(z, q, t, delta) for t in pts])
     values: dict[str, float] = {"steps": float(steps_total), "sample_rate": q}
     labels = {"steps": "steps T = epochs·round(n/b), as the trainer counts", "sample_rate": "sampling rate q = b/n"}
+    headline = headline_method(sampling)
     for method, (_, eps) in curves.items():
         values[f"eps[{method}]"] = eps[-1]
-        labels[f"eps[{method}]"] = f"ε at T, {method} ({acc.method_label(method)})"
+        labels[f"eps[{method}]"] = f"ε at T, {method} ({acc.method_label(method)})" + (
+            " — headline" if method == headline else ""
+        )
     notes = [
         "rigorous: PLD, RDP (Balle et al. 2020 conversion), RDP (Mironov 2017); approximate: GDP CLT "
         "(may be below the true ε at finite T)",
     ]
     if sampling == "poisson":
-        notes.append("PLD (about 0.2 s per evaluation) evaluated at T only: the marker")
+        notes.append(f"PLD drawn at {PLD_POINTS} step counts (its markers), each the library's PLD ε at that count")
     else:
         notes.append("fixed-size batches: PLD not available; RDP by Wang et al. 2019, Thm 9 (first change of σ, q or "
                      "n takes about 0.7 s, then cached)")  # fmt: skip
@@ -165,12 +182,16 @@ def inverse(
     """σ for which ``inverse_method`` gives ε ≤ ``target_epsilon`` after T steps
     (:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, relative tolerance :data:`INVERSE_RTOL`).
 
-    Value ``sigma_for_target`` (``nan`` where the method cannot account for the sampling: PLD with fixed-size
-    batches).  ``sigma`` is validated and otherwise unused.  Seconds for fixed-size RDP: run on demand.
+    ``inverse_method="headline"`` (the default) is the headline ε's accountant (:func:`headline_method`: PLD under
+    Poisson sampling, RDP under fixed-size batches).  Value ``sigma_for_target`` (``nan`` where the method cannot
+    account for the sampling: PLD with fixed-size batches).  ``sigma`` is validated and otherwise unused.  Seconds
+    for fixed-size RDP: run on demand.
     """
     _, n, b, delta, steps_total = _inputs(sigma, batch_size, dataset_size, delta, epochs, sampling)
     target = check_positive("target_epsilon", target_epsilon)
     method = check_choice("inverse_method", inverse_method, INVERSE_METHODS)
+    if method == "headline":
+        method = headline_method(sampling)
     label = f"σ for ε = {target:g} after T = {steps_total} steps ({method}, {acc.method_label(method)})"
     if method not in _methods(sampling):
         note = f"{method} cannot account for {sampling} sampling"
@@ -181,13 +202,17 @@ def inverse(
 
 
 def draw(view: View, fig: Figure) -> None:
-    """ε against steps, one line per accountant (approximate ones dashed, coarse PLD as markers)."""
+    """ε against steps, one line per accountant (approximate ones dashed; PLD's fewer points marked)."""
     ax = fig.add_subplot(1, 1, 1)
     for method, (steps, eps) in view.data.items():
         style = dict(ls="--") if method in acc.APPROXIMATE else {}
-        marker = "o" if method == "pld" else None
-        ax.plot(steps, eps, marker=marker, label=f"{method} ({acc.method_label(method)})", **style)
+        marker = dict(marker="o", ms=3) if method == "pld" else {}
+        ax.plot(steps, eps, label=f"{method} ({acc.method_label(method)})", **marker, **style)
     finish_axes(ax, view.title, "steps T", "ε")
+
+
+def _inverse_option(method: str) -> str:
+    return "headline's (PLD; RDP if fixed)" if method == "headline" else method
 
 
 def build(**overrides: Any) -> Explorer:
@@ -207,19 +232,23 @@ def build(**overrides: Any) -> Explorer:
                                     description="dataset size n", **common),
         "delta": w.FloatLogSlider(value=v["delta"], base=10, min=-9, max=-2, step=0.5, description="δ",
                                   readout_format=".0e", **common),
-        "epochs": w.IntSlider(value=v["epochs"], min=1, max=200, description="epochs", **common),
+        # typed, not a slider: a slider clamps a typed 5,000 to its maximum without a word; out-of-range values are
+        # refused by compute with a message naming epochs
+        "epochs": w.IntText(value=v["epochs"], description=f"epochs (1–{MAX_EPOCHS:,})", style=style,
+                            layout=layout, continuous_update=False),
         "sampling": w.ToggleButtons(options=["poisson", "fixed"], value=v["sampling"], description="sampling",
                                     style=style),
         "target_epsilon": w.FloatSlider(value=v["target_epsilon"], min=0.1, max=20.0, step=0.1,
                                         description="target ε (inverse)", **common),
-        "inverse_method": w.Dropdown(options=list(INVERSE_METHODS), value=v["inverse_method"],
-                                     description="inverse by", style=style),
+        "inverse_method": w.Dropdown(options=[(_inverse_option(m), m) for m in INVERSE_METHODS],
+                                     value=v["inverse_method"], description="inverse by", style=style),
     }  # fmt: skip
     return Explorer(
         "DP-SGD: ε against steps under every accountant",
         controls,
         compute,
         draw,
-        intro="Rigorous accountants are solid lines, the approximate GDP CLT is dashed.",
+        intro="Rigorous accountants are solid lines, the approximate GDP CLT is dashed. The headline ε is PLD's "
+        "(RDP's with fixed-size batches); the inverse uses the same accountant unless you pick another.",
         on_demand=("σ for the target ε", inverse),
     )

@@ -301,3 +301,23 @@ def test_round_trip_delta_of_the_reported_epsilon_never_exceeds_delta(sigma, q, 
     eps = pld_epsilon(sigma, sample_rate=q, steps=steps, delta=delta)
     assert math.isfinite(eps) and eps > 0
     assert pld_delta(sigma, sample_rate=q, steps=steps, epsilon=eps) <= delta
+
+
+def test_cached_one_step_pld_and_window_moments_change_no_value():
+    """A curve (ε at several step counts) reuses the one-step PMF and its Chernoff moments: same numbers as fresh."""
+    q, sigma = 256 / 60_000, 1.1
+    counts = (878, 3510, 14040)
+    warm = [P.pld_epsilon(sigma, sample_rate=q, steps=t, delta=1e-5) for t in counts]
+    P.cache_clear()
+    fresh = []
+    for t in counts:
+        P.cache_clear()
+        fresh.append(P.pld_epsilon(sigma, sample_rate=q, steps=t, delta=1e-5))
+    assert warm == fresh
+    pmf = P._one_step_pmf(sigma, q, P.GRID, True)
+    assert not pmf.probs.flags.writeable  # shared by every composition: read-only
+    moments = P._window_moments(pmf.probs)
+    for t in counts:
+        assert P._chernoff_window(pmf.probs, t, P.TAIL_MASS_TRUNCATION, moments) == P._chernoff_window(
+            pmf.probs, t, P.TAIL_MASS_TRUNCATION
+        )

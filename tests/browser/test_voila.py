@@ -13,7 +13,7 @@ import shutil
 import pytest
 from conftest import ROOT, VENV_BIN, free_port, readout_values, serve, type_into_slider
 
-from dpcore.explore import contraction
+from dpcore.papers.p004_contraction import explore as contraction
 from dpcore.papers.p004_contraction.baselines import baseline_deltas
 
 pytestmark = pytest.mark.timeout(300)

@@ -13,10 +13,17 @@ Sources: Abadi et al., CCS 2016, §3.1; TF Privacy ``tutorials/README.md`` and
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from dpcore.accounting.dpsgd import dpsgd_epsilon
 
-__all__ = ["LegacySetting", "LEGACY_SETTINGS", "legacy_rows"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["LegacySetting", "LEGACY_SETTINGS", "legacy_rows", "legacy_table", "EPSILON_COLUMNS"]
+
+#: The ε columns of :func:`legacy_rows` (the published value and ours under every method).
+EPSILON_COLUMNS = ("published", "rdp_mironov", "rdp_balle", "pld", "gdp_poisson", "gdp_fixed")
 
 
 @dataclass(frozen=True)
@@ -103,3 +110,22 @@ def legacy_rows(settings: tuple[LegacySetting, ...] = LEGACY_SETTINGS) -> list[d
             }
         )
     return rows
+
+
+def legacy_table(rows: Any, *, decimals: int = 4) -> pd.DataFrame:
+    """The legacy rows as the notebook prints them: ε columns (:data:`EPSILON_COLUMNS`) rounded to ``decimals``
+    decimals, the setting (σ, q, steps, δ) as given, the ``key`` column dropped.
+
+    Rounding every column printed δ = 1e-5 as 0.0 and q = 256/60000 as 0.0043.  ``rows``: :func:`legacy_rows`'s list
+    or a DataFrame of it.
+    """
+    import pandas as pd
+
+    if isinstance(decimals, bool) or not isinstance(decimals, int) or decimals < 0:
+        raise ValueError(f"decimals must be an integer >= 0, got {decimals!r}")
+    frame = pd.DataFrame(rows).copy()
+    missing = [c for c in EPSILON_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"rows must have the columns of legacy_rows(); missing {missing}")
+    frame[list(EPSILON_COLUMNS)] = frame[list(EPSILON_COLUMNS)].round(decimals)
+    return frame.drop(columns=[c for c in ("key",) if c in frame.columns])
