@@ -269,3 +269,33 @@ def test_table1_erratum_says_which_reading_reproduces_the_printed_number(monkeyp
     far = claims._table1_erratum("mm", 0.2, 59.1)  # 3.1 points above the authors' readout
     assert far.evidence.startswith("No reading of the authors' public code reproduces 59.1 %")
     assert "3.1 percentage points" in far.evidence
+
+
+def test_authors_reading_frame_prices_the_authors_configuration_with_its_normalisation():
+    """Issue 41: Table I's figure shows, beside each CIFAR-10 cell, the authors' whole configuration and its total ε."""
+    from dpcore.papers.p002_modelmix import training_report as tr
+
+    ablation = _ablation({("mm", 0.2, "all"): (39.41, 46.51, 0.2, 0.7313),
+                          ("dpsgd", 1.0, "norm"): (55.3, 58.0, 1.0, 1.33)})
+    ablation = pd.concat([ablation, pd.DataFrame([{
+        "run": "cifar10/nonprivate/eps_inf/authors/seed0", "method": "nonprivate", "target_eps": math.inf,
+        "factor": "authors", "status": "done", "final_pct": 74.14, "authors_pct": 74.5, "epsilon_training": math.inf,
+        "epsilon_total": math.inf}])], ignore_index=True)  # fmt: skip
+    frame = ar.authors_reading_frame(ablation)
+    assert set(zip(frame["method"], frame["eps"], strict=True)) == {
+        (m, e) for m in ("dpsgd", "mm") for e in (0.2, 1.0, math.inf)}  # "norm" alone is not the whole configuration
+    mm = frame[(frame["method"] == "mm") & (frame["eps"] == 0.2)].iloc[0]
+    assert mm["status"] == "done" and mm["epsilon_total"] == 0.7313 and mm["authors_pct"] == 46.51
+    assert frame[(frame["method"] == "dpsgd") & (frame["eps"] == 1.0)]["status"].item() == "not run"
+    assert set(frame.loc[frame["eps"] == math.inf, "final_pct"]) == {74.14}  # the non-private run, for both methods
+    comparison = pd.DataFrame([{"key": "cifar10", "method": "mm", "eps": 0.2, "printed_pct": 58.5, "ours_pct": 32.4,
+                                "min_pct": 31.2, "max_pct": 34.9, "seeds_done": 5, "seeds_planned": 5,
+                                "epsilon_reported": 0.2, "z": 40.73}])  # fmt: skip
+    fig = tr.table_figure(comparison, "table1", authors=frame)
+    texts = [c.get_text().get_text() for c in fig.axes[0].tables[0].get_celld().values()]
+    assert "39.4 / 46.5" in texts and "0.2 + norm. = 0.731" in texts and "its eps: training + norm. = total" in texts
+    plt.close(fig)
+    with pytest.raises(ValueError, match="ablation"):
+        ar.authors_reading_frame(pd.DataFrame({"method": []}))
+    with pytest.raises(ValueError, match="authors"):
+        tr.table_figure(comparison, "table1", authors=pd.DataFrame({"method": []}))

@@ -39,6 +39,7 @@ __all__ = [
     "gap_frame",
     "gap_figure",
     "gap_notes",
+    "authors_reading_frame",
 ]
 
 #: Table I columns whose ε budget is checked against the authors' normalisation (the ablation's two ε)
@@ -116,6 +117,36 @@ def budget_claim_values(budget: pd.DataFrame) -> dict[str, tuple[float | None, s
                 "thresholds not accounted, as in Tramer-Boneh's code")
         out[key] = (float(r["epsilon_total"]), note)
     return out
+
+
+def authors_reading_frame(ablation: pd.DataFrame) -> pd.DataFrame:
+    """Per Table I CIFAR-10 (method, ε) the ablation run of the authors' whole configuration (factor "all"; at
+    ε = ∞ the non-private run "authors", shown for both methods): its final-iterate and authors'-readout accuracy
+    (%), the ε of its training (its own accountant) and the total once the private normalisation it releases is
+    counted (paper 002, Table I and §5.1; issue 41: the reading that comes closest is priced with its
+    normalisation).  ``status`` is "done" or "not run"; a (method, ε) without a planned run has no row.
+    ``ablation`` is :func:`training.ablation_frame`'s frame."""
+    need = {"method", "target_eps", "factor", "status", "final_pct", "authors_pct", "epsilon_training",
+            "epsilon_total"}  # fmt: skip
+    if not isinstance(ablation, pd.DataFrame) or not need <= set(ablation.columns):
+        raise ValueError(f"ablation must be a frame from training.ablation_frame with columns {sorted(need)}")
+    rows = []
+    for method in ("dpsgd", "mm"):
+        for eps in TABLE1_EPSILONS:
+            if math.isinf(eps):
+                hit = ablation[(ablation["method"] == "nonprivate") & ablation["target_eps"].map(math.isinf)]
+            else:
+                hit = ablation[(ablation["method"] == method) & (ablation["target_eps"] == eps)
+                               & (ablation["factor"] == "all")]  # fmt: skip
+            if hit.empty:
+                continue
+            h = hit.iloc[0]
+            done = h["status"] == "done"
+            rows.append({"method": method, "eps": float(eps), "status": "done" if done else "not run",
+                         **{c: float(h[c]) if done else math.nan
+                            for c in ("final_pct", "authors_pct", "epsilon_training", "epsilon_total")}})  # fmt: skip
+    return pd.DataFrame(rows, columns=["method", "eps", "status", "final_pct", "authors_pct", "epsilon_training",
+                                       "epsilon_total"])  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- where the gap goes

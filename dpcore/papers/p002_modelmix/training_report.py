@@ -299,41 +299,77 @@ def _check_committed(committed: pd.DataFrame | None) -> None:
         raise ValueError("committed must be table_comparison(...) of the paper profile, or None")
 
 
-def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "",
-                 committed: pd.DataFrame | None = None) -> Figure:  # fmt: skip
+def _eps_cell(value: float) -> str:
+    return "—" if math.isnan(value) else ("∞" if math.isinf(value) else f"{value:.3g}")
+
+
+def _authors_cells(authors: pd.DataFrame | None, key: str, method: str, eps: float) -> list[str]:
+    """The two authors'-configuration cells of a Table I row (:func:`ablation_report.authors_reading_frame`)."""
+    hit = None if authors is None or key != "cifar10" else authors[(authors["method"] == method)
+                                                                   & (authors["eps"] == eps)]  # fmt: skip
+    if hit is None or hit.empty:
+        return ["—", "—"]
+    h = hit.iloc[0]
+    if h["status"] != "done":
+        return ["not run", "—"]
+    total = float(h["epsilon_total"])
+    training = float(h["epsilon_training"])
+    eps_text = _eps_cell(total) if math.isinf(total) else f"{training:.3g} + norm. = {total:.3g}"
+    return [f"{h['final_pct']:.1f} / {h['authors_pct']:.1f}", eps_text]
+
+
+def table_figure(comparison: pd.DataFrame, table: str, *, title: str = "", committed: pd.DataFrame | None = None,
+                 authors: pd.DataFrame | None = None) -> Figure:  # fmt: skip
     """Table I or II as printed beside ours (median, range, seeds, reported ε and z), one block per data set.
 
-    ``committed`` (a reduced profile): the paper profile's :func:`table_comparison`; a last column gives its
-    median at the same (method, ε) with the seeds finished, labelled "full scale, committed" (issue 25)."""
+    ``committed`` (a reduced profile): the paper profile's :func:`table_comparison`; a column gives its
+    median at the same (method, ε) with the seeds finished, labelled "full scale, committed" (issue 25).
+    ``authors`` (:func:`ablation_report.authors_reading_frame`, Table I): two columns for the CIFAR-10 rows, the
+    authors' whole configuration (full scale, committed, seed 0: final iterate / authors' readout) and its total ε
+    with the private normalisation it releases (training + normalisation; issue 41); our own setting releases no
+    normalisation, so its reported ε is its total."""
     check_choice("table", table, ("table1", "table2"))
     if not isinstance(comparison, pd.DataFrame) or comparison.empty:
         raise ValueError("comparison must be a non-empty frame from table_comparison")
     _check_committed(committed)
+    if authors is not None and (not isinstance(authors, pd.DataFrame)
+                                or not {"method", "eps", "status", "final_pct", "authors_pct", "epsilon_training",
+                                        "epsilon_total"} <= set(authors.columns)):  # fmt: skip
+        raise ValueError("authors must be ablation_report.authors_reading_frame(...), or None")
     keys = list(dict.fromkeys(comparison["key"]))
-    fig, axes = new_axes(1, len(keys), width=13.0, height=3.0 * len(keys) + 0.4)
-    header = ["method", "eps", "printed (%)", "ours median (%)", "ours range (%)", "eps reported", "z"]
+    fig, axes = new_axes(1, len(keys), width=13.0 if authors is None else 16.5, height=3.0 * len(keys) + 0.4)
+    header = ["method", "eps", "printed (%)", "ours median (%)", "ours range (%)",
+              "eps reported" if authors is None else "ours: eps (= total)", "z"]  # fmt: skip
+    widths = [1.2, 0.6, 0.8, 1.2, 1.0, 1.1, 0.7]
     if committed is not None:
         header.append("full scale, committed (%)")
+        widths.append(1.4)
+    if authors is not None:
+        header += ["authors' config.: final / readout (%)", "its eps: training + norm. = total"]
+        widths += [1.7, 1.7]
     for ax, key in zip(axes[:, 0], keys, strict=True):
         ax.axis("off")
         body = []
         for _, r in comparison[comparison["key"] == key].iterrows():
             rng = "—" if math.isnan(r["min_pct"]) else f"{r['min_pct']:.1f}–{r['max_pct']:.1f}"
             eps = "∞" if math.isinf(r["eps"]) else f"{r['eps']:g}"
-            rep = "—" if math.isnan(r["epsilon_reported"]) else ("∞" if math.isinf(r["epsilon_reported"])
-                                                                 else f"{r['epsilon_reported']:.3g}")  # fmt: skip
             row = [_METHOD[r["method"]], eps, f"{r['printed_pct']:g}",
-                   _pct(r["ours_pct"], int(r["seeds_done"]), int(r["seeds_planned"])), rng, rep,
-                   "—" if math.isnan(r["z"]) else f"{r['z']:.4g}"]  # fmt: skip
+                   _pct(r["ours_pct"], int(r["seeds_done"]), int(r["seeds_planned"])), rng,
+                   _eps_cell(r["epsilon_reported"]), "—" if math.isnan(r["z"]) else f"{r['z']:.4g}"]  # fmt: skip
             if committed is not None:
                 hit = committed[(committed["key"] == key) & (committed["method"] == r["method"])
                                 & (committed["eps"] == r["eps"])]  # fmt: skip
                 full = hit.iloc[0] if len(hit) else None
                 row.append("not in grid" if full is None else
                            _pct(full["ours_pct"], int(full["seeds_done"]), int(full["seeds_planned"])))
+            if authors is not None:
+                row += _authors_cells(authors, key, r["method"], float(r["eps"]))
             body.append(row)
         where = f"{_NAMES.get(key, key)} (δ = 1e-5; final-iterate test accuracy, median over seeds)"
-        table_panel(ax, body, header, where)
+        if authors is not None and key == "cifar10":
+            where += ("; authors' config.: full scale, committed, one seed; its private normalisation priced by RDP "
+                      "composition; ours releases none")
+        table_panel(ax, body, header, where, col_widths=widths)
     if title:
         fig.suptitle(title)
     return fig
