@@ -21,9 +21,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from dpcore.papers.p003_shuffling.claims import FIG1_MIDDLE_BATCH_SIZES, TABLE3_PRINTED, table3_key
+from dpcore.papers.p003_shuffling.claims import FIG1_MIDDLE_BATCH_SIZES, TABLE3_PRINTED, TRAINING_CLAIMS, table3_key
 from dpcore.papers.p003_shuffling.training import SIGMA, GridSettings
-from dpcore.plots import new_axes, not_run, series_style, table_panel
+from dpcore.plots import VERDICT_MARKS, mark_verdict_cells, new_axes, not_run, series_style, table_panel, verdict_label
 
 __all__ = [
     "APP_H_NONDP",
@@ -38,6 +38,9 @@ __all__ = [
     "table3_claim_values",
     "qualitative_values",
     "table3_figure",
+    "table3_verdicts",
+    "authors_mode_rows",
+    "fig1_verdict_keys",
     "fig1_epoch_curves",
     "fig1_best_vs_batch",
     "READINGS",
@@ -255,10 +258,79 @@ def qualitative_values(comparison: pd.DataFrame) -> dict[str, tuple[bool | None,
     return out
 
 
-def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
-    """Table 3 as printed beside ours, one table per data set, every column labelled (missing cells say so)."""
+def table3_verdicts(comparison: pd.DataFrame, verdicts: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Per row of :func:`table3_comparison` (paper 003, Table 3): the verdicts of its DP number and of its non-private
+    baseline, read off the claim rows the notebook recorded (``verdicts`` is :func:`dpcore.claims.verdicts` of them);
+    a number without a row is "not run"."""
+    if not isinstance(comparison, pd.DataFrame) or not {"dataset", "sampling", "clipping"} <= set(comparison.columns):
+        raise ValueError("comparison must be a frame from table3_comparison")
+    if not isinstance(verdicts, Mapping):
+        raise ValueError("verdicts must map claim keys to verdict words (dpcore.claims.verdicts)")
+    return [(verdicts.get(table3_key(r["dataset"], r["sampling"], r["clipping"]), "not run"),
+             verdicts.get(table3_key(r["dataset"], r["sampling"], None), "not run"))
+            for _, r in comparison.iterrows()]  # fmt: skip
+
+
+#: (reading of :data:`READINGS`, clipping family) -> the claim (format ``sampling``) deciding that authors'-mode row
+_MODE_CLAIMS = {("authors_93f6075", "IC"): "table3.mnist.{sampling}.b1024.ic_authors_93f6075_reaches_printed",
+                ("bc_divided_by_batch", "BC"): "fig1.mnist.{sampling}.b1024.bc_divided_by_batch_close_to_nonprivate"}
+
+
+def authors_mode_rows(why: pd.DataFrame, verdicts: Mapping[str, str]) -> pd.DataFrame:
+    """The authors'-mode rows beside Table 3 (paper 003, MNIST, |S_b| = 1024; issue 41): one row per (reading other
+    than Algorithm 1, cell) of :func:`why_differs_frame` that ran or is planned, with its best-epoch accuracy, the ε
+    (δ = 1e-5, A_1) of the noise that ran beside the paper's claimed ε, and the verdict of the claim deciding it
+    (``verdicts``: :func:`dpcore.claims.verdicts`; "not run" for a claim without a row, "" where no claim covers it:
+    the row is evidence only)."""
+    need = {"reading", "cell", "status", "printed_pct", "best_pct", "final_pct", "clip_norm", "sigma_effective",
+            "epsilon_A1", "epsilon_claimed"}  # fmt: skip
+    if not isinstance(why, pd.DataFrame) or not need <= set(why.columns):
+        raise ValueError(f"why must be a frame from why_differs_frame with columns {sorted(need)}")
+    if not isinstance(verdicts, Mapping):
+        raise ValueError("verdicts must map claim keys to verdict words (dpcore.claims.verdicts)")
+    rows = why[(why["reading"] != "algorithm1") & why["status"].isin(["done", "not run"])].copy()
+    keys = []
+    for _, r in rows.iterrows():
+        sampling, family = str(r["cell"]).split()
+        pattern = _MODE_CLAIMS.get((r["reading"], family))
+        keys.append(pattern.format(sampling=sampling) if pattern else "")
+    rows["claim"] = keys
+    rows["verdict"] = [verdicts.get(k, "not run") if k else "" for k in keys]
+    rows["label"] = [READINGS[r] for r in rows["reading"]]
+    return rows.reset_index(drop=True)
+
+
+def _authors_table(ax: Any, authors: pd.DataFrame) -> None:
+    """The :func:`authors_mode_rows` panel of :func:`table3_figure`."""
+    ax.axis("off")
+    header = ["cell", "reading (authors' practice)", "printed (%)", "ours best / final (%)", "C",
+              "σ of the noise that ran", "ε A_1 of the noise that ran", "paper's ε", "verdict (claim)"]  # fmt: skip
+    body = []
+    for _, r in authors.iterrows():
+        done = r["status"] == "done"
+        body.append([r["cell"], r["label"], f"{r['printed_pct']:g}",
+                     f"{r['best_pct']:.2f} / {r['final_pct']:.2f}" if done else "not run",
+                     f"{r['clip_norm']:g}" if done else "—", f"{r['sigma_effective']:.3g}" if done else "—",
+                     _eps(r["epsilon_A1"]) if done else "—", _eps(r["epsilon_claimed"]) if done else "—",
+                     verdict_label(r["verdict"]) if r["verdict"] else "— (no claim)"])  # fmt: skip
+    tab = table_panel(ax, body, header, "Authors' modes, MNIST, |S_b| = 1024 (σ = 2 nominal): each row's ε is that "
+                                        "of the noise that ran, beside the ε the paper claims",
+                      col_widths=(0.6, 2.4, 0.8, 1.1, 0.5, 1.1, 1.2, 0.8, 1.2))  # fmt: skip
+    mark_verdict_cells(tab, len(header) - 1, [v or None for v in authors["verdict"]])
+
+
+def table3_figure(comparison: pd.DataFrame, *, title: str = "", verdicts: Mapping[str, str] | None = None,
+                  authors: pd.DataFrame | None = None) -> Figure:  # fmt: skip
+    """Table 3 as printed beside ours, one table per data set, every column labelled (missing cells say so).
+
+    ``verdicts`` (:func:`dpcore.claims.verdicts` of the notebook's claim rows): a last column with the verdict mark
+    of each row's DP number and non-private baseline (:func:`table3_verdicts`), coloured by the DP one.
+    ``authors`` (:func:`authors_mode_rows`): a further table of the authors'-mode runs with the ε of the noise that
+    ran beside the paper's claimed ε (issue 41); left out when it has no row."""
     if not isinstance(comparison, pd.DataFrame) or comparison.empty:
         raise ValueError("comparison must be a non-empty frame from table3_comparison")
+    if authors is not None and not isinstance(authors, pd.DataFrame):
+        raise ValueError("authors must be a frame from authors_mode_rows, or None")
     full = "full_best_pct" in comparison.columns
     if full:  # a reduced profile: only the data sets it ran, the committed full-scale columns beside them
         ran = set(comparison.loc[comparison["missing_dp"] >= 0, "dataset"])
@@ -266,16 +338,24 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
         if comparison.empty:
             raise ValueError("comparison has no data set of this profile's grid (every missing_dp is -1)")
     datasets = list(dict.fromkeys(comparison["dataset"]))
+    extra = authors is not None and len(authors) > 0
+    panels = len(datasets) + (1 if extra else 0)
+    heights = [1.0] * len(datasets) + ([max(len(authors), 1) / 6 + 0.2] if extra else [])
     # at most 6:1 wide (one data set and the full-scale columns: 17 x 3.2 in)
-    fig, axes = new_axes(1, len(datasets), width=17.0 if full else 14.0, height=max(1.9 * len(datasets) + 0.4, 3.2))
+    fig, axes = new_axes(1, panels, width=17.0 if full else 14.0, height=max(1.9 * sum(heights) + 0.4, 3.2),
+                         height_ratios=heights)  # fmt: skip
     header = ["sampling", "clipping", "printed DP / non-DP (%)", "ours best epoch (%)", "ours final epoch (%)",
               "ours non-DP best (%)", "|S_b|, C", "ε A_1 (paper)", "ε A_0 (standard)"]  # fmt: skip
     if full:
         header += ["full-scale best / final (%)", "full-scale |S_b|, C"]
-    for ax, dataset in zip(axes[:, 0], datasets, strict=True):
+    if verdicts is not None:
+        header += ["verdict: DP; non-DP"]
+    for ax, dataset in zip(axes[: len(datasets), 0], datasets, strict=True):
         ax.axis("off")
         body = []
-        for _, r in comparison[comparison["dataset"] == dataset].iterrows():
+        rows = comparison[comparison["dataset"] == dataset]
+        marks = table3_verdicts(rows, verdicts) if verdicts is not None else []
+        for i, (_, r) in enumerate(rows.iterrows()):
             def pct(value: float, missing: int) -> str:
                 text = "not in grid" if missing < 0 else ("—" if math.isnan(value) else f"{value:.2f}")
                 return text + (f" ({missing} missing)" if missing > 0 else "")
@@ -284,9 +364,15 @@ def table3_figure(comparison: pd.DataFrame, *, title: str = "") -> Figure:
             body.append([r["sampling"], r["clipping"], f"{r['printed_dp']:g} / {r['printed_nondp']:g}",
                          pct(r["best_epoch_pct"], r["missing_dp"]), pct(r["final_epoch_pct"], r["missing_dp"]),
                          pct(r["nondp_best_pct"], r["missing_nondp"]), setup, _eps(r["epsilon_A1"]),
-                         _eps(r["epsilon_A0"]), *(_full_text(r) if full else ())])  # fmt: skip
+                         _eps(r["epsilon_A0"]), *(_full_text(r) if full else ()),
+                         *([f"{verdict_label(marks[i][0])}; {VERDICT_MARKS[marks[i][1]][0]} {marks[i][1]}"]
+                           if verdicts is not None else [])])  # fmt: skip
         where = "; full scale: the committed results under results/paper/, best finished |S_b| so far" if full else ""
-        table_panel(ax, body, header, f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5){where}")
+        tab = table_panel(ax, body, header, f"{_NAMES.get(dataset, dataset)} (σ = {SIGMA:g}, δ = 1e-5){where}")
+        if verdicts is not None:
+            mark_verdict_cells(tab, len(header) - 1, [dp for dp, _ in marks])
+    if extra:
+        _authors_table(axes[-1, 0], authors)
     if title:
         fig.suptitle(title)
     return fig
@@ -375,18 +461,64 @@ def _draw_committed(ax: Any, full: pd.DataFrame, dataset: str) -> list[pd.DataFr
     return drawn
 
 
-def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "",
-                       committed: pd.DataFrame | None = None) -> tuple[Figure, pd.DataFrame]:  # fmt: skip
+def fig1_verdict_keys(cells: pd.DataFrame, dataset: str, sampling: str) -> dict[int, str]:
+    """``{|S_b|: claim key}`` of App. H's BC-vs-IC statement at each |S_b| of the grid's ``dataset`` / ``sampling``
+    cells (paper 003, Fig. 1): the grid's smallest |S_b| is decided by ``fig1.<d>.<s>.smallest_batch.*``, the others
+    by ``fig1.<d>.<s>.b<|S_b|>.*`` where that claim is registered (:data:`claims.TRAINING_CLAIMS`); any subset of
+    the batch sizes works (cells without a result stay in the grid)."""
+    cells = _check_cells(cells)
+    sel = cells[(cells["dataset"] == dataset) & (cells["sampling_label"] == sampling)]
+    batches = sorted({int(b) for b in sel["batch_size"]})
+    out: dict[int, str] = {}
+    for batch in batches:
+        which = "smallest_batch" if batch == batches[0] else f"b{batch}"
+        key = f"fig1.{dataset}.{sampling}.{which}.bc_comparable_to_ic"
+        if key in TRAINING_CLAIMS:
+            out[batch] = key
+    return out
+
+
+def _verdict_marks(ax: Any, cells: pd.DataFrame, dataset: str, verdicts: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Fig. 1's verdict marks on one panel: above each BC point the mark of the claim deciding BC vs IC at that
+    |S_b| (:func:`fig1_verdict_keys`), and at the foot of the panel for a |S_b| whose BC cell has no result.
+    Returns one row per mark (sampling, batch_size, claim, verdict)."""
+    marks = []
+    for j, sampling in enumerate(("SS", "SH")):
+        bc = cells[(cells["dataset"] == dataset) & (cells["sampling_label"] == sampling) & (cells["family"] == "BC")
+                   & (cells["status"] == "done")]  # fmt: skip
+        for batch, key in fig1_verdict_keys(cells, dataset, sampling).items():
+            verdict = verdicts.get(key, "not run")
+            mark, _, colour = VERDICT_MARKS[verdict]
+            point = bc[bc["batch_size"] == batch]
+            if len(point):
+                ax.annotate(f"{mark} {sampling}", (batch, 100 * float(point["best_accuracy"].iloc[0])),
+                            xytext=(0, 6 + 9 * j), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=7.5, color=colour, fontweight="bold")  # fmt: skip
+            else:
+                ax.annotate(f"{mark} {sampling}", (batch, 0.0), xycoords=("data", "axes fraction"),
+                            xytext=(0, 14 + 9 * j), textcoords="offset points", ha="center", va="bottom",
+                            fontsize=7.5, color=colour)  # fmt: skip
+            marks.append({"sampling": sampling, "batch_size": batch, "claim": key, "verdict": verdict})
+    return marks
+
+
+def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "", committed: pd.DataFrame | None = None,
+                       verdicts: Mapping[str, str] | None = None) -> tuple[Figure, pd.DataFrame]:  # fmt: skip
     """Fig. 1 summary: best test accuracy against |S_b| (log₂ axis), IC/BC/MC × SS/SH and the non-private line.
 
     One panel per data set; curves labelled with σ, the C values and the range of ε under A_1 and A_0
     over their points; missing cells are listed in the panel.  ``committed`` (a reduced profile: the paper
     profile's :func:`training.cell_frame`) adds the committed full-scale cells of the same data sets as hollow
-    markers labelled "full scale, committed" (issue 25).  Returns the figure and the plotted data.
+    markers labelled "full scale, committed" (issue 25).  ``verdicts`` (:func:`dpcore.claims.verdicts` of the
+    notebook's claim rows): at each |S_b| a mark per sampling (✓ / ✗ / – …) of App. H's "BC comparable to IC"
+    there, above the BC point (at the panel's foot when the BC cell has no result); the x label explains them.
+    Returns the figure and the plotted data.
     """
     cells = _check_cells(cells)
     if committed is not None:
         committed = _check_cells(committed)
+    if verdicts is not None and not isinstance(verdicts, Mapping):
+        raise ValueError("verdicts must map claim keys to verdict words (dpcore.claims.verdicts), or be None")
     datasets = list(dict.fromkeys(cells["dataset"]))
     fig, axes = new_axes(len(datasets), 1, width=7.0 * len(datasets), height=5.0)
     plotted = []
@@ -430,9 +562,16 @@ def fig1_best_vs_batch(cells: pd.DataFrame, *, title: str = "",
         ax.minorticks_off()
         ax.set_xlim(batches[0] / 1.5, batches[-1] * 1.5)
         ax.set(title=_NAMES.get(dataset, dataset), xlabel="|S_b| (log₂ axis)", ylabel="best test accuracy (%)")
+        if verdicts is not None and _verdict_marks(ax, cells, dataset, verdicts):
+            ax.set_xlabel("|S_b| (log₂ axis)\n" + textwrap.fill(
+                "marks: App. H's 'BC comparable to IC' (BC best epoch ≥ IC's − 1 pp) at that |S_b| and sampling, the "
+                "verdict of the notebook's claim row: " + ", ".join(verdict_label(v) for v in
+                                                                    ("reproduced", "not reproduced", "not run")), 95),
+                fontsize=7.5)  # fmt: skip
         if plotted and ax.get_lines():
             entries = len(ax.get_legend_handles_labels()[1])
-            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=1 if entries <= 8 else 2,
+            below = -0.2 if verdicts is None else -0.3  # under the x label (two more lines with the marks' key)
+            ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, below), ncols=1 if entries <= 8 else 2,
                       frameon=False)  # fmt: skip
     if title:
         fig.suptitle(title)
