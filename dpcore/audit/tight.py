@@ -16,7 +16,8 @@ makes them (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine 
   the total noise std) is composed by the record's (amplified) ModelMix accountant at σ'.  This treats the mixing
   noise as part of a Gaussian, which the mechanism is not: the row is an estimate under that stated assumption;
 * **one run** (:func:`audit_one_run_family`) -- the guesses of :func:`dpcore.audit.dirac.audit_one_run` tested with
-  the accountant's family (:mod:`dpcore.audit.fdp_one_run`), beside Steinke et al.'s (ε, δ) bound.
+  the accountant's family by Mahloujifar et al.'s recursive bound (:mod:`dpcore.audit.fdp_one_run`,
+  ``method="recursive"``), beside Steinke et al.'s (ε, δ) bound.
 
 Every bound here is valid at its confidence *under its stated assumption*; the distribution-free bounds of
 :mod:`dpcore.audit.dirac` need none and stay beside them.
@@ -179,7 +180,8 @@ def audit_one_run_family(
 ) -> tuple[AuditResult, AuditResult]:
     """The one-run game of :func:`dpcore.audit.dirac.audit_one_run` (same canaries, run and guesses), bounded twice:
     Steinke et al.'s (ε, δ) bound and the family bound of :func:`dpcore.audit.fdp_one_run.one_run_family_bound`
-    with the family {subsampled Gaussian at σ' = 1/θ, rate q, T steps} (θ = per-step μ).  Returns (family, (ε, δ))."""
+    (Mahloujifar et al.'s recursion, ``method="recursive"``, fixed in advance) with the family {subsampled Gaussian
+    at σ' = 1/θ, rate q, T steps} (θ = per-step μ).  Returns (family, (ε, δ))."""
     if not isinstance(setting, DiracSetting):
         raise ValueError("setting must be a DiracSetting")
     delta = check_open_unit("delta", delta)
@@ -194,7 +196,7 @@ def audit_one_run_family(
         return pld_delta(c / (theta * setting.clip_norm), sample_rate=q, steps=steps, epsilon=eps)
 
     fam = one_run_family_bound(m, guesses, correct, delta_of=delta_of, epsilon_of=compose, delta=delta,
-                               confidence=confidence, theta_max=5.0, tol=2e-3)  # fmt: skip
+                               confidence=confidence, theta_max=5.0, tol=2e-3, method="recursive")  # fmt: skip
     plain = one_run_epsilon(m, guesses, correct, delta=delta, confidence=confidence)
     canary = (
         f"{m} gradient-space Dirac canaries of norm {setting.canary:g}, each in w.p. 1/2; "
@@ -202,7 +204,8 @@ def audit_one_run_family(
     )
     theta = max(fam.theta_lower, 1e-12)
     rows = (
-        ("one-run-fdp", fam.epsilon, mechanism, f"family bound: θ_lb = {fam.theta_lower:.4f} (σ' = {c / theta:.3f})"),
+        ("one-run-fdp", fam.epsilon, mechanism, f"family bound, Mahloujifar et al. 2024 recursion: θ_lb = "
+         f"{fam.theta_lower:.4f} (σ' = {c / theta:.3f})"),
         ("one-run", plain, mechanism.replace(", f-DP family", ""), "Steinke, Nasr, Jagielski 2023 Thm 5.2, one (ε, δ)"),
     )
     out = [

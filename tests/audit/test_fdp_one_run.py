@@ -60,3 +60,76 @@ def test_refuses_bad_input(kwargs, name):
     args = dict(m=100, r=10, v=8, delta_of=_delta_of, epsilon_of=_epsilon_of, delta=1e-5) | kwargs
     with pytest.raises(ValueError, match=name):
         one_run_family_bound(**args)
+
+
+# ---------------------------------------------------------------------------------------------- recursive (MMC 2024)
+def _gaussian_mu_lower(m: int, r: int, v: int, conf: float) -> float:
+    """sup of the μ the recursive test rejects (bisection to 0.005; rejection is monotone in μ): the μ lower bound."""
+    from dpcore.audit.fdp_one_run import gaussian_inverse_blow_up, recursive_consistent
+
+    lo, hi = 0.0, 6.0
+    while hi - lo > 0.005:
+        mid = 0.5 * (lo + hi)
+        consistent = recursive_consistent(m, r, v, gaussian_inverse_blow_up(mid), confidence=conf)
+        lo, hi = (lo, mid) if consistent else (mid, hi)
+    return lo
+
+
+def test_recursive_bound_covers_the_true_mu_of_a_gaussian_guessing_game():
+    """m canaries, each in w.p. 1/2, each score N(μ·b, 1) (every canary μ-GDP); the auditor guesses 'in' for the
+    top r/2 scores and 'out' for the bottom r/2.  The μ lower bound stays below the true μ at its confidence, and is
+    not vacuous."""
+    rng = np.random.default_rng(11)
+    m, r, mu, conf, reps = 1000, 200, 1.0, 0.9, 150
+    below, bounds = 0, []
+    for _ in range(reps):
+        b = rng.random(m) < 0.5
+        s = rng.normal(mu * b, 1.0)
+        order = np.argsort(s)
+        v = int(b[order[-r // 2:]].sum() + (~b[order[: r // 2]]).sum())
+        lb = _gaussian_mu_lower(m, r, v, conf)
+        bounds.append(lb)
+        below += lb <= mu
+    assert below / reps >= conf - 3 * np.sqrt(conf * (1 - conf) / reps)
+    assert np.median(bounds) > 0.5 * mu
+
+
+def test_recursive_bound_refutes_a_too_private_claim_and_keeps_a_true_one():
+    from dpcore.audit.fdp_one_run import gaussian_inverse_blow_up, recursive_consistent
+
+    assert not recursive_consistent(1000, 200, 190, gaussian_inverse_blow_up(0.2), confidence=0.95)
+    assert recursive_consistent(1000, 200, 190, gaussian_inverse_blow_up(3.0), confidence=0.95)
+    assert recursive_consistent(1000, 200, 100, gaussian_inverse_blow_up(0.01), confidence=0.95)  # chance level
+
+
+def test_inverse_blow_up_from_the_delta_curve_is_below_the_exact_gaussian_one():
+    from dpcore.accounting.gaussian import delta_from_mu
+    from dpcore.audit.fdp_one_run import gaussian_inverse_blow_up, inverse_blow_up
+
+    grid = np.linspace(0.0, 8.0, 161)
+    approx = inverse_blow_up(grid, [float(delta_from_mu(1.0, e)) for e in grid])
+    exact = gaussian_inverse_blow_up(1.0)
+    xs = np.linspace(0.001, 0.999, 200)
+    gap = np.array([exact(x) - approx(x) for x in xs])
+    assert gap.min() >= -1e-9 and gap.max() < 0.02  # conservative (never above) and close
+
+
+def test_recursive_bound_with_a_family_and_refusals():
+    from dpcore.audit.fdp_one_run import inverse_blow_up, recursive_consistent
+
+    envelope = one_run_family_bound(5000, 400, 344, delta_of=_delta_of, epsilon_of=_epsilon_of, delta=1e-5)
+    recursive = one_run_family_bound(5000, 400, 344, delta_of=_delta_of, epsilon_of=_epsilon_of, delta=1e-5,
+                                     method="recursive")  # fmt: skip
+    assert recursive.theta_lower > envelope.theta_lower > 0
+    with pytest.raises(ValueError, match="method"):
+        one_run_family_bound(10, 5, 4, delta_of=_delta_of, epsilon_of=_epsilon_of, delta=1e-5, method="best")
+    with pytest.raises(ValueError, match="inverse"):
+        recursive_consistent(10, 5, 4, "f", confidence=0.95)
+    with pytest.raises(ValueError, match="confidence"):
+        recursive_consistent(10, 5, 4, lambda x: x, confidence=1.0)
+    with pytest.raises(ValueError, match="v <= r <= m"):
+        recursive_consistent(10, 5, 6, lambda x: x, confidence=0.95)
+    with pytest.raises(ValueError, match="deltas"):
+        inverse_blow_up([0.0, 1.0], [0.0, 2.0])
+    with pytest.raises(ValueError, match="one length"):
+        inverse_blow_up([0.0, 1.0], [0.0])
