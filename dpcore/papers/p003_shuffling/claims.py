@@ -428,8 +428,8 @@ def _middle_batch_specs() -> tuple[ClaimSpec, ...]:
                 explanation=NotReproduced(False, (
                     "Note A10: batch clipping exactly as Algorithm 1 prints it adds N(0, (2Cσ)²) per coordinate to "
                     "one clipped batch gradient of norm <= C, so at σ = 2 the noise outweighs the signal; the "
-                    f"committed MNIST {sampling} cells at this |S_b| (values in the row's note, files under "
-                    "results/paper/003_table3/) show it"
+                    f"committed MNIST {sampling} cells of experiment 003_table3 at this |S_b| (values and C in the "
+                    "row's note) show it"
                 ), summary="BC as printed does not learn at σ = 2 (note A10)"),
             ))  # fmt: skip
     return tuple(specs)
