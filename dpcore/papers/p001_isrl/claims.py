@@ -474,6 +474,11 @@ FINDINGS: tuple[Finding, ...] = (
             ),
             closest="the authors' script's noise, which is not the printed mechanism",
             untested="the authors' exact preprocessing of the obesity data"),
+    Finding("001", "authors_batch_mean_audited", "reproduced",
+            "Audited at toy scale (one silo's messages, GDP-style estimator, 95 %), the authors' batch-mean clipping "
+            "has ε ≥ 12.47 where the paper claims 2; per-record clipping (Algorithm 2) at the same σ stays within it "
+            "(ε ≥ 1.02).", "the authors' batch-mean clipping fails an audit at the claimed ε", True,
+            ("audit.modes.*",), "figures/audit/authors_modes.csv (dpcore.papers.p001_isrl.audit_modes.mode_audits)"),
     Finding("001", "fig4_m12_noise", "inconclusive",
             "Fig. 4 (M = 12): MB-SGD below Local SGD at every ε is within trial noise at ε = 1.5 and 3 "
             "(0.7 and 0.4 paired standard errors); clear at the other ε.", "Fig. 4's M = 12 ordering inconclusive",

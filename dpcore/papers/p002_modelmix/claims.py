@@ -654,6 +654,11 @@ FINDINGS: tuple[Finding, ...] = (
             "§5.3's transfer ε = 0.64 matches neither length of Appendix E's schedule (0.579 over 1,500 iterations, "
             "0.763 over 2,700).", "§5.3's transfer ε matches neither schedule", False, ("sec5.3.transfer_eps.*",),
             "dpcore.papers.p002_modelmix.section5, notebook modelmix_accountant"),
+    Finding("002", "authors_configuration_audited", "reproduced",
+            "Audited at toy scale from the released channel mean alone (GDP estimator, 95 %), the authors' "
+            "configuration is not (0.2, 1e-5)-DP: its private normalisation alone gives ε ≥ 0.349; at the ε = 1 "
+            "column the bound (0.390) stays within.", "the authors' configuration fails an audit at ε = 0.2", True,
+            ("audit.modes.*",), "figures/audit/authors_modes.csv (dpcore.papers.p002_modelmix.audit_modes.mode_audits)"),
     Finding("002", "tables23_not_run", "not-run",
             "Tables II–III and Fig. 2 (ResNet-20 and ScatterNet σ sweeps on CIFAR-10 and SVHN) are not run: they need "
             "a GPU, and SVHN is download-only.", "Tables II–III not run (GPU, SVHN)", False,
