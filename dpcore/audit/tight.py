@@ -14,7 +14,9 @@ makes them (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine 
   a last-iterate audit can never exceed this ceiling, however many runs;
 * **ModelMix** -- the mixed states' differences carry the mixing noise too; the Gaussian-shift estimate (shift over
   the total noise std) is composed by the record's (amplified) ModelMix accountant at σ'.  This treats the mixing
-  noise as part of a Gaussian, which the mechanism is not: the row is an estimate under that stated assumption;
+  noise as part of a Gaussian, which the mechanism is not, and composes with an RDP *upper* bound: an estimate
+  under that stated assumption, not a valid lower bound.  The audit table's ModelMix rows use
+  :func:`dpcore.audit.modelmix_exact.audit_modelmix` instead (exact likelihood ratio, exact toy curve);
 * **one run** (:func:`audit_one_run_family`) -- the guesses of :func:`dpcore.audit.dirac.audit_one_run` tested with
   the accountant's family by Mahloujifar et al.'s recursive bound (:mod:`dpcore.audit.fdp_one_run`,
   ``method="recursive"``), beside Steinke et al.'s (ε, δ) bound.

@@ -1,4 +1,4 @@
-"""The exact ModelMix toy curve, the trajectory likelihood ratio and the ModelMix audit (dpcore.audit.modelmix_exact)."""
+"""dpcore.audit.modelmix_exact: the exact ModelMix toy curve, the trajectory likelihood ratio and the audit."""
 
 from __future__ import annotations
 
@@ -109,7 +109,7 @@ def test_llr_threshold_bound_stays_below_the_toy_epsilon():
         s1 = trajectory_llr(simulate_toy(1000, present=True, rng=rng, **TOY), tau=5.0, canary=1.0, noise=2.0, rate=0.5)
         s0 = trajectory_llr(simulate_toy(1000, present=False, rng=rng, **TOY), tau=5.0, canary=1.0, noise=2.0,
                             rate=0.5)  # fmt: skip
-        _, bound, _ = held_out_bound(lambda _n: (s1, s0), ["llr"], delta=1e-2, confidence=0.9)
+        _, bound, _ = held_out_bound(lambda _n, a=s1, b=s0: (a, b), ["llr"], delta=1e-2, confidence=0.9)
         above += bound.epsilon > truth
     assert above <= 6  # at most 10 % expected; binomial slack
 
