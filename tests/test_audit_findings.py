@@ -1,4 +1,4 @@
-"""The audit findings of papers 001 and 002 (issue 42) quote the committed audit table, figures/audit/authors_modes.csv."""
+"""The audit findings of 001 and 002 (issue 42) quote the committed audit table (figures/audit/authors_modes.csv)."""
 
 from __future__ import annotations
 

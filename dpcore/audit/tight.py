@@ -15,8 +15,9 @@ makes them (Nasr et al. 2023, "Tight Auditing of Differentially Private Machine 
 * **ModelMix** -- the mixed states' differences carry the mixing noise too; the Gaussian-shift estimate (shift over
   the total noise std) is composed by the record's (amplified) ModelMix accountant at σ'.  This treats the mixing
   noise as part of a Gaussian, which the mechanism is not, and composes with an RDP *upper* bound: an estimate
-  under that stated assumption, not a valid lower bound.  The audit table's ModelMix rows use
-  :func:`dpcore.audit.modelmix_exact.audit_modelmix` instead (exact likelihood ratio, exact toy curve);
+  under that stated assumption, not a valid lower bound, so :func:`audit_dirac_gdp` refuses a ModelMix setting;
+  the audit table's ModelMix rows use :func:`dpcore.audit.modelmix_exact.audit_modelmix` (exact likelihood ratio,
+  exact toy curve);
 * **one run** (:func:`audit_one_run_family`) -- the guesses of :func:`dpcore.audit.dirac.audit_one_run` tested with
   the accountant's family by Mahloujifar et al.'s recursive bound (:mod:`dpcore.audit.fdp_one_run`,
   ``method="recursive"``), beside Steinke et al.'s (ε, δ) bound.
@@ -126,6 +127,12 @@ def audit_dirac_gdp(
     fixed in advance: no selection half).  See the module docstring for what is estimated and composed."""
     if not isinstance(setting, DiracSetting):
         raise ValueError("setting must be a DiracSetting")
+    if setting.modelmix_tau_ratio is not None:
+        raise ValueError(
+            "setting.modelmix_tau_ratio must be None: for ModelMix the Gaussian-shift estimate composed by the "
+            "ModelMix accountant (an upper bound) is not a valid lower bound; use "
+            "dpcore.audit.modelmix_exact.audit_modelmix"
+        )
     check_choice("iterates", iterates, ITERATES)
     delta = check_open_unit("delta", delta)
     confidence = check_open_unit("confidence", confidence)

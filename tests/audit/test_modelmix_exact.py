@@ -147,3 +147,12 @@ def test_audit_rows_are_below_the_truth_and_labelled():
 def test_refuses_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_the_gaussian_shift_audit_refuses_modelmix():
+    """The Gaussian-shift estimate composed by the ModelMix accountant is no valid lower bound: refused, naming it."""
+    from dpcore.audit.tight import audit_dirac_gdp
+
+    mixed = DiracSetting(2.0, 0.5, 8, block=10, reduce="mean", modelmix_tau_ratio=0.02)
+    with pytest.raises(ValueError, match="modelmix_tau_ratio.*audit_modelmix"):
+        audit_dirac_gdp(mixed, 10, delta=1e-3)

@@ -658,7 +658,8 @@ FINDINGS: tuple[Finding, ...] = (
             "Audited at toy scale from the released channel mean alone (GDP estimator, 95 %), the authors' "
             "configuration is not (0.2, 1e-5)-DP: its private normalisation alone gives ε ≥ 0.349; at the ε = 1 "
             "column the bound (0.390) stays within.", "the authors' configuration fails an audit at ε = 0.2", True,
-            ("audit.modes.*",), "figures/audit/authors_modes.csv (dpcore.papers.p002_modelmix.audit_modes.mode_audits)"),
+            ("audit.modes.*",),
+            "figures/audit/authors_modes.csv (dpcore.papers.p002_modelmix.audit_modes.mode_audits)"),
     Finding("002", "tables23_not_run", "not-run",
             "Tables II–III and Fig. 2 (ResNet-20 and ScatterNet σ sweeps on CIFAR-10 and SVHN) are not run: they need "
             "a GPU, and SVHN is download-only.", "Tables II–III not run (GPU, SVHN)", False,
