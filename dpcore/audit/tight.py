@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
+from dpcore.accounting.events import NOISE_FACTOR
 from dpcore.accounting.pld import pld_delta
 from dpcore.accounting.records import epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
@@ -62,7 +63,7 @@ def record_family(record: RunRecord, canary: float) -> Callable[[float, float], 
     if not isinstance(record, RunRecord):
         raise ValueError(f"record must be a RunRecord, got {type(record).__name__}")
     canary = check_positive("canary", canary)
-    kappa = 2.0 if record.noise_convention == "replace_one" else 1.0
+    kappa = NOISE_FACTOR[record.noise_convention]
 
     def compose(mu: float, delta: float) -> float:
         sigma = canary / (mu * kappa * record.clip_norm)
