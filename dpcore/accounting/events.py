@@ -53,6 +53,7 @@ __all__ = [
     "steps_per_epoch",
     "steps_for_epochs",
     "epochs_to_steps",
+    "steps_for_sample_count",
     "clipped_group_size",
     "groups_per_batch",
     "groups_per_round",
@@ -190,6 +191,14 @@ def _rounds_per_epoch(
     return float(per_epoch)
 
 
+def _check_epochs(epochs: object) -> None:
+    """``epochs`` a finite real number >= 0 (an integer of any size counts as finite); ``ValueError`` otherwise."""
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real):
+        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
+    if not isinstance(epochs, numbers.Integral) and not math.isfinite(epochs) or epochs < 0:
+        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
+
+
 def steps_for_epochs(
     epochs: float,
     *,
@@ -207,8 +216,7 @@ def steps_for_epochs(
     >>> steps_for_epochs(20, dataset_size=50_000, batch_size=512), steps_for_epochs(1e-10, sample_rate=0.5)
     (1960, 1)
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or not math.isfinite(epochs) or epochs < 0:
-        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
+    _check_epochs(epochs)
     check_sampling(sampling)
     return epochs_to_steps(epochs, _rounds_per_epoch(sampling, dataset_size, batch_size, sample_rate))
 
@@ -221,13 +229,46 @@ def epochs_to_steps(epochs: float, per_epoch: float) -> int:
     >>> epochs_to_steps(10, steps_per_epoch("poisson", 1000, 624))  # round(1000/624) = 2 rounds per epoch
     20
     """
-    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real) or not math.isfinite(epochs) or epochs < 0:
-        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
+    _check_epochs(epochs)
     if isinstance(per_epoch, bool) or not isinstance(per_epoch, numbers.Real) or not 1 <= per_epoch < math.inf:
         raise ValueError(f"per_epoch must be a finite number of rounds in [1, inf), got {per_epoch!r}")
     if epochs == 0:
         return 0
-    total = float(epochs) * float(per_epoch)
+    try:
+        total = float(epochs) * float(per_epoch)
+    except OverflowError:  # an integer beyond the floats
+        total = math.inf
     if not math.isfinite(total):
         raise ValueError(f"epochs={epochs!r} times per_epoch={per_epoch!r} overflows: too many steps")
+    return max(1, round(total))
+
+
+def steps_for_sample_count(epochs: float, dataset_size: int, batch_size: int) -> int:
+    """Rounds T of a run sized by its gradient computations, paper 000's asynchronous setting: max(1, round(E·n/b)),
+    0 for E = 0.
+
+    van Dijk, N. V. Nguyen, T. N. Nguyen, L. M. Nguyen, P. H. Nguyen, "Proactive DP" (Sec. 2.2, App. D) fixes
+    K ≈ kN gradient computations per client for k "epochs" of N examples at constant sample size s, so
+    T = K/s = round(kN/s) rounds and K = T·s (:mod:`dpcore.experiments.asynchronous`, the clients' step count and
+    the step size of their last round).  This differs from :func:`epochs_to_steps` (the trainer's rule, E whole
+    passes of round(n/b) rounds each, max(1, round(E · round(n/b)))) where n/b is not a whole number: for n = 1,000,
+    b = 624 and E = 10 it gives 16 rounds where the trainer runs 20.  The committed paper-000 runs were sized by
+    this rule; it is kept, named, so that their step counts do not change.
+
+    >>> steps_for_sample_count(10, 1000, 624), epochs_to_steps(10, steps_per_epoch("poisson", 1000, 624))
+    (16, 20)
+    """
+    _check_epochs(epochs)
+    n = check_positive_int("dataset_size", dataset_size)
+    b = check_positive_int("batch_size", batch_size)
+    if b > n:
+        raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
+    if epochs == 0:
+        return 0
+    try:
+        total = epochs * n / b  # the committed runs' arithmetic: (E·n)/b, exact for integer E (int / int)
+    except OverflowError:
+        total = math.inf
+    if not math.isfinite(total):
+        raise ValueError(f"epochs={epochs!r} times dataset_size/batch_size = {n}/{b} overflows: too many steps")
     return max(1, round(total))

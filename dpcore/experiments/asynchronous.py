@@ -13,7 +13,8 @@ arrival, with at most one round of asynchrony (Υ(k, i) = [k ≥ i − 1]); simu
 * ``clients`` n, ``client_data`` ("replicate": every client holds the whole training set -- the paper's
   N_c is the full set; "split": disjoint seeded shards of N/n), ``delay_prob`` (P(a broadcast arrives one
   round late));
-* ``batch_size`` s, ``epochs`` k: T = round(kN/s) rounds, so K = T·s ≈ kN gradient computations per client;
+* ``batch_size`` s, ``epochs`` k: T = round(kN/s) rounds, so K = T·s ≈ kN gradient computations per client
+  (:func:`dpcore.accounting.events.steps_for_sample_count`);
 * ``lr`` η_0, ``lr_beta`` β, ``lr_power`` p; ``evals_per_epoch``: the server's model is evaluated every
   round(N/(s·evals_per_epoch)) rounds and after the last;
 * ``step_scaling``: "sum" (η̄ times U = Σ clipped + noise, the default) or "mean" (η̄·U/s: §2 of the paper,
@@ -31,6 +32,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from dpcore.accounting.events import steps_for_sample_count
 from dpcore.experiments.config import RunConfig
 from dpcore.experiments.datasets import PreparedData
 from dpcore.models import build_model
@@ -82,7 +84,7 @@ def async_train_config(cfg: RunConfig, n_local: int) -> TrainConfig:
     return TrainConfig(
         sampling=cfg.sampling,
         batch_size=cfg.batch_size,
-        steps=max(1, round(cfg.epochs * n_local / cfg.batch_size)),
+        steps=steps_for_sample_count(cfg.epochs, n_local, cfg.batch_size),
         clipping=cfg.clipping,
         clip_norm=1.0 if cfg.clip_norm is None else cfg.clip_norm,
         noise_multiplier=cfg.noise_multiplier,

@@ -6,7 +6,9 @@ n = 1,000, 10 epochs read T = 16 in the explorer and T = 20 in the trainer).
 """
 
 import argparse
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,7 +17,10 @@ from torch import nn
 from dpcore import cli
 from dpcore.accounting import dpsgd, events
 from dpcore.accounting import run_record as rr
+from dpcore.experiments.asynchronous import async_train_config
+from dpcore.experiments.config import RunConfig
 from dpcore.explore import dpsgd as explorer
+from dpcore.papers.p000_proactive import training as p000_training
 from dpcore.training import TrainConfig
 from dpcore.training import config as training_config
 from dpcore.training.async_clients import AsyncTrainer
@@ -117,3 +122,53 @@ def test_sensitivity_and_noise_factor_have_one_home():
         events.step_sensitivity("poisson", "mixed")
     assert rr.NOISE_FACTOR is events.NOISE_FACTOR and training_config.NOISE_FACTOR is events.NOISE_FACTOR
     assert rr.NOISE_CONVENTIONS is events.NOISE_CONVENTIONS
+
+
+# (n, b, epochs, T): n/b = 2.494 / 2.5 / 2.506 and 0.5·n/b = 1.4995 / 1.5 / 1.5005 around half-integers, then
+# 10·n/b = 16.03 (the trainer runs 20 rounds there) and paper 000's MNIST s = 889 (T = 405, the trainer 402)
+SAMPLE_COUNT_CASES = [
+    (1000, 401, 3, 7), (1000, 400, 3, 8), (1000, 399, 3, 8), (2999, 1000, 0.5, 1), (3000, 1000, 0.5, 2),
+    (3001, 1000, 0.5, 2), (1000, 624, 10, 16), (60_000, 889, 6, 405),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("n,b,epochs,steps", SAMPLE_COUNT_CASES)
+def test_paper_000_counts_rounds_by_gradient_computations(n, b, epochs, steps):
+    """Paper 000 (Proactive DP, Sec. 2.2): K ≈ kN gradient computations, T = round(kN/s), half to even."""
+    assert events.steps_for_sample_count(epochs, n, b) == steps
+    assert steps == max(1, round(epochs * n / b))  # the expression the committed runs were sized by
+
+
+@pytest.mark.parametrize("n,b,epochs,steps", [c for c in SAMPLE_COUNT_CASES if float(c[2]).is_integer()])
+def test_the_asynchronous_clients_and_paper_000_use_the_sample_count_rule(n, b, epochs, steps):
+    cfg = RunConfig(dataset="mnist", model="softmax", sampling="poisson", clipping="individual", batch_size=b,
+                    clip_norm=0.025, noise_multiplier=1.0, epochs=int(epochs), lr=0.1, lr_beta=0.01, lr_power=0.5,
+                    clients=5, profile="quick")  # fmt: skip
+    assert async_train_config(cfg, n).steps == steps
+    eta_last = cfg.lr / (1.0 + cfg.lr_beta * ((steps - 1) * b) ** cfg.lr_power)
+    assert p000_training.last_round_factors(cfg, n)["last_round_sum"] == pytest.approx(eta_last * math.sqrt(5))
+
+
+def test_committed_paper_000_runs_keep_their_step_counts():
+    files = sorted((Path(__file__).parents[2] / "results" / "paper" / "000_mnist").glob("*.json"))
+    assert files, "no committed paper-000 results"
+    for path in files:
+        run = json.loads(path.read_text())
+        cfg, record = run["config"], run["record"]
+        expected = events.steps_for_sample_count(cfg["epochs"], record["dataset_size"], cfg["batch_size"])
+        assert record["steps"] == expected, path.name
+
+
+def test_steps_for_sample_count_validates_its_inputs():
+    assert events.steps_for_sample_count(0, 10, 3) == 0 and events.steps_for_sample_count(1e-9, 10, 3) == 1
+    for bad in (-1, math.nan, math.inf, True, "3"):
+        with pytest.raises(ValueError, match="epochs"):
+            events.steps_for_sample_count(bad, 10, 3)
+    with pytest.raises(ValueError, match="dataset_size"):
+        events.steps_for_sample_count(1, 0, 3)
+    with pytest.raises(ValueError, match="batch_size"):
+        events.steps_for_sample_count(1, 10, 11)
+    with pytest.raises(ValueError, match="overflows"):
+        events.steps_for_sample_count(10**400, 10, 3)
+    with pytest.raises(ValueError, match="overflows"):
+        events.steps_for_sample_count(1e308, 10, 1)

@@ -49,6 +49,7 @@ from typing import Any
 
 import torch
 
+from dpcore.accounting.events import steps_for_sample_count
 from dpcore.experiments.adapters import standard_epsilon
 from dpcore.experiments.asynchronous import async_trainer
 from dpcore.experiments.config import STEP_SCALINGS, RunConfig
@@ -257,14 +258,15 @@ def last_round_factors(cfg: RunConfig, n_local: int) -> dict[str, float]:
     The last round i = T of each of the n clients adds η̄_T times its noise N(0, C²σ² I) (Algorithm 4, ``sum``) or
     η̄_T/s times it (``mean``: §2's step size scaled inversely with s); the n clients' noises are independent, so
     together they add N(0, (f·Cσ)² I) with f = η̄_T·√n (sum) or η̄_T·√n/s (mean), η̄_T = η_0/(1 + β t_T^p) and
-    t_T = (T − 1)·s (Table 1, footnote ‡).  ``printed`` is the paper's own reading f = 1 (App. D.2: w* + N(0, C²σ² I)).
+    t_T = (T − 1)·s (Table 1, footnote ‡), T = round(kN/s) (:func:`~dpcore.accounting.events.steps_for_sample_count`).
+    ``printed`` is the paper's own reading f = 1 (App. D.2: w* + N(0, C²σ² I)).
     """
     if not isinstance(cfg, RunConfig):
         raise ValueError(f"cfg must be a RunConfig, got {type(cfg).__name__}")
     n_local = int(n_local)
     if n_local < cfg.batch_size:
         raise ValueError(f"n_local must be >= batch_size={cfg.batch_size}, got {n_local}")
-    steps = max(1, round(cfg.epochs * n_local / cfg.batch_size))
+    steps = steps_for_sample_count(cfg.epochs, n_local, cfg.batch_size)
     eta_last = cfg.lr / (1.0 + cfg.lr_beta * ((steps - 1) * cfg.batch_size) ** cfg.lr_power)
     root_n = math.sqrt(cfg.clients)
     return {"printed": 1.0, "last_round_sum": eta_last * root_n, "last_round_mean": eta_last * root_n / cfg.batch_size}
