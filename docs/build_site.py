@@ -853,11 +853,11 @@ def verdicts_fragment(site: Site, *, links: bool = True) -> str:
 # sharp edges: numbers computed by the accountants at build time
 # ------------------------------------------------------------------------------------------------
 def sharp_edges_fragment() -> str:
-    from dpcore.accounting import RunRecord, dpsgd_epsilon, epsilon_for_record
+    from dpcore.accounting import RunRecord, dpsgd_epsilon, epsilon_for_record, events
 
     sigma, n, batch, epochs, delta = 1.1, 60_000, 256, 10, 1e-5
     q = batch / n
-    steps = epochs * (n // batch)
+    steps = events.steps_for_epochs(epochs, sampling="shuffle", dataset_size=n, batch_size=batch)  # ⌊n/b⌋ per epoch
     lines = [
         f"One setting, accounted several ways: σ = {sigma}, C = 1, batches of {batch} from n = {n:,} records, "
         f"{steps:,} steps ({epochs} epochs), δ = {delta:g}. Computed by `docs/build_site.py` with "
@@ -888,7 +888,7 @@ def sharp_edges_fragment() -> str:
         "`rdp`",
         dpsgd_epsilon(sigma, method="rdp", sampling="fixed", dataset_size=n, **common),
     )
-    for convention, factor in (("standard", 1.0), ("replace_one", 2.0)):
+    for convention, factor in events.NOISE_FACTOR.items():
         record = RunRecord(
             private=True,
             sampling="shuffle",
@@ -901,7 +901,7 @@ def sharp_edges_fragment() -> str:
             noise_std=factor * sigma,
             noise_convention=convention,
         )
-        std = "σC" if factor == 1 else '2σC (`noise_convention="replace_one"`)'
+        std = "σC" if factor == 1 else f'{factor:g}σC (`noise_convention="{convention}"`)'
         add("shuffled (one permutation per epoch)", "replace-one", std, "A_1 (`a1`)", epsilon_for_record(record, delta))
     return "\n".join(lines) + "\n"
 

@@ -33,6 +33,7 @@ from scipy import special, stats
 from dpcore.accounting import gaussian
 from dpcore.accounting.calibrate import SIGMA_MAX
 from dpcore.accounting.dpsgd import PLD_GRID
+from dpcore.accounting.events import step_sensitivity
 from dpcore.validation import (
     check_bool,
     check_choice,
@@ -372,4 +373,5 @@ def batch_mean_epsilon_upper(*, noise_std: float, clip: float, rounds: int, delt
     delta = check_open_unit("delta", delta)
     if sigma == 0:
         return math.inf
-    return gaussian.epsilon_from_mu(2.0 * clip * math.sqrt(rounds) / sigma, delta)
+    sensitivity = step_sensitivity("replacement", "batch") * clip  # 2L: replace-one moves a clipped mean by 2L
+    return gaussian.epsilon_from_mu(sensitivity * math.sqrt(rounds) / sigma, delta)

@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpcore.accounting.events import check_sampling
+from dpcore.accounting.events import check_sampling, steps_per_epoch
 from dpcore.accounting.mixture import MAX_COMPONENTS, GaussianMixture, convolve_power
 from dpcore.validation import check_choice, check_positive, check_positive_int
 
@@ -43,12 +43,13 @@ def _ratio_comb(a: int, b: int, k: int) -> float:
 
 
 def rounds_per_epoch(N: int, batch: int) -> int:
-    """⌊N/|S_b|⌋ rounds per epoch (Algorithm 1 with N not divisible by ms drops the remainder)."""
+    """⌊N/|S_b|⌋ rounds per epoch (Algorithm 1 with N not divisible by ms drops the remainder): the shuffling
+    rounds of :func:`dpcore.accounting.events.steps_per_epoch`, validated under this paper's names."""
     N = check_positive_int("N", N)
     batch = check_positive_int("batch", batch)
     if batch > N:
         raise ValueError(f"batch (= m·s) must be <= N, got batch={batch}, N={N}")
-    return N // batch
+    return steps_per_epoch("shuffle", N, batch)
 
 
 def batch_clipping_q(N: int, s: int, g: int) -> tuple[float, float]:

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from dpcore import cli
-from dpcore.accounting import dpsgd, events
+from dpcore.accounting import dpsgd, events, gaussian, replacement, shuffled
 from dpcore.accounting import run_record as rr
 from dpcore.experiments.asynchronous import async_train_config
 from dpcore.experiments.config import RunConfig
@@ -172,3 +172,16 @@ def test_steps_for_sample_count_validates_its_inputs():
         events.steps_for_sample_count(10**400, 10, 3)
     with pytest.raises(ValueError, match="overflows"):
         events.steps_for_sample_count(1e308, 10, 1)
+
+
+def test_library_accountants_read_sensitivity_and_rounds_from_events(monkeypatch):
+    """ISRL-DP's clipped-mean bound takes its 2L from :func:`events.step_sensitivity`, paper 003's ⌊N/|S_b|⌋ from
+    :func:`events.steps_per_epoch`: changing the table changes them (no copy typed in place)."""
+    kwargs = dict(noise_std=1.0, clip=0.5, rounds=4, delta=1e-5)
+    assert replacement.batch_mean_epsilon_upper(**kwargs) == pytest.approx(gaussian.epsilon_from_mu(2.0, 1e-5))
+    monkeypatch.setitem(events.BATCH_SENSITIVITY, "replacement", 1.0)
+    assert replacement.batch_mean_epsilon_upper(**kwargs) == pytest.approx(gaussian.epsilon_from_mu(1.0, 1e-5))
+    for n, b in [(60_000, 256), (1000, 624), (1000, 1000), (1000, 333)]:
+        assert shuffled.rounds_per_epoch(n, b) == events.steps_per_epoch("shuffle", n, b) == n // b
+    with pytest.raises(ValueError, match="batch"):
+        shuffled.rounds_per_epoch(10, 11)
