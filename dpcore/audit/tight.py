@@ -41,7 +41,7 @@ from dpcore.accounting.run_record import RunRecord
 from dpcore.audit.dirac import DiracSetting, dirac_updates, one_run_guesses
 from dpcore.audit.estimators import one_run_epsilon
 from dpcore.audit.fdp_one_run import one_run_family_bound
-from dpcore.audit.gdp import gaussian_shift, gdp_epsilon
+from dpcore.audit.gdp import GaussianShift, gaussian_shift, gdp_epsilon
 from dpcore.audit.shuffled import ShuffleSetting, shuffled_scores, shuffled_updates
 from dpcore.audit.threat import ITERATES, AuditResult, ThreatModel
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
@@ -50,6 +50,7 @@ __all__ = [
     "record_family",
     "sum_release_delta",
     "sum_release_epsilon",
+    "last_iterate_shift",
     "audit_dirac_gdp",
     "audit_one_run_family",
     "audit_shuffled_gdp",
@@ -113,6 +114,23 @@ def sum_release_epsilon(mu: float, rate: float, steps: int, delta: float) -> flo
     return hi
 
 
+def last_iterate_shift(
+    sums_in: np.ndarray, sums_out: np.ndarray, *, steps: int, rate: float, confidence: float = 0.95
+) -> GaussianShift:
+    """The per-step μ = c/s bound of the last-iterate audit from the final models' sums: Σ_k U_k is
+    c·Binomial(T, q) + N(0, T s²) with the canary and N(0, T s²) without, so (x̄_in − x̄_out)/(q·s_out) estimates
+    √T·c/s (:func:`dpcore.audit.gdp.gaussian_shift` with the known rate q; its Welch variance is the in-sample's
+    own, which carries the binomial spread), divided here by √T.  Valid at ``confidence`` asymptotically."""
+    steps = check_positive_int("steps", steps)
+    rate = check_rate("rate", rate)
+    sums = gaussian_shift(sums_in, sums_out, confidence=confidence, rate=rate)
+    root = math.sqrt(steps)
+    return GaussianShift(
+        sums.mu / root, sums.mu_lower / root, sums.confidence, sums.samples_in, sums.samples_out, rate, sums.method,
+        sums.variance_ratio, sums.variance_p_value,
+    )  # fmt: skip
+
+
 def audit_dirac_gdp(
     setting: DiracSetting,
     runs: int,
@@ -152,12 +170,7 @@ def audit_dirac_gdp(
         )
         score = "gaussian-shift per step"
     else:
-        sums = gaussian_shift(u_in.sum(1), u_out.sum(1), confidence=confidence, rate=q)
-        root = math.sqrt(steps)
-        shift = type(sums)(
-            sums.mu / root, sums.mu_lower / root, sums.confidence, sums.samples_in, sums.samples_out, q,
-            sums.method, sums.variance_ratio, sums.variance_p_value,
-        )  # fmt: skip
+        shift = last_iterate_shift(u_in.sum(1), u_out.sum(1), steps=steps, rate=q, confidence=confidence)
 
         def compose(mu: float, d: float) -> float:
             return sum_release_epsilon(mu, q, steps, d)

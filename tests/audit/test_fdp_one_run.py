@@ -133,3 +133,35 @@ def test_recursive_bound_with_a_family_and_refusals():
         inverse_blow_up([0.0, 1.0], [0.0, 2.0])
     with pytest.raises(ValueError, match="one length"):
         inverse_blow_up([0.0, 1.0], [0.0])
+
+
+def test_recursive_test_keeps_the_true_subsampled_gaussian_of_the_audit_table():
+    """The path of the committed one-run row (:func:`dpcore.audit.tight.audit_one_run_family`): the game of
+    :func:`dpcore.audit.dirac.one_run_guesses` at the audit table's setting (m = 5,000 Dirac canaries, each in w.p.
+    1/2, T = 8 Poisson steps at q = 1/2, noise σC = 2, likelihood score, 400 guesses) simulated 200 times, tested by
+    :func:`recursive_consistent` with the library's :func:`inverse_blow_up` built from the PLD δ(ε) curve of the
+    true member (σ = 2) on the bound's ε grid.  The true member is rejected in at most 1 − confidence of the draws
+    (the bound's coverage: θ_lb ≤ θ iff θ is not rejected), and a member twice as private (σ = 4) is rejected in
+    most draws (the test has power)."""
+    from dpcore.accounting.pld import pld_delta
+    from dpcore.audit.fdp_one_run import _EPS_GRID, inverse_blow_up, recursive_consistent
+
+    m, r, steps, q, s, conf, reps = 5000, 400, 8, 0.5, 2.0, 0.95, 200
+
+    def inverse(sigma):
+        return inverse_blow_up(_EPS_GRID, [min(1.0, pld_delta(sigma, sample_rate=q, steps=steps, epsilon=e))
+                                           for e in _EPS_GRID])  # fmt: skip
+
+    true, private = inverse(s), inverse(2 * s)
+    rng = np.random.default_rng(17)
+    rejected_true = rejected_private = 0
+    for _ in range(reps):
+        present = rng.random(m) < 0.5
+        u = rng.normal(0.0, s, (m, steps)) + (present[:, None] & (rng.random((m, steps)) < q))
+        score = np.logaddexp(np.log1p(-q), np.log(q) + (2 * u - 1) / (2 * s * s)).sum(1)
+        order = np.argsort(score, kind="stable")
+        v = int(present[order[-r // 2:]].sum() + (~present[order[: r // 2]]).sum())
+        rejected_true += not recursive_consistent(m, r, v, true, confidence=conf)
+        rejected_private += not recursive_consistent(m, r, v, private, confidence=conf)
+    assert rejected_true / reps <= (1 - conf) + 3 * np.sqrt(conf * (1 - conf) / reps)
+    assert rejected_private / reps >= 0.5
