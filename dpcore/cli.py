@@ -99,6 +99,28 @@ _FLAGS = {
 }
 
 
+#: events' epochs → steps rule in words (:data:`dpcore.accounting.events.ROUNDS_PER_EPOCH_RULE`,
+#: ``ROUNDS_PER_EPOCH_FROM_RATE_RULE`` and ``EPOCHS_TO_STEPS_RULE``), mirrored here so that ``--help`` imports no
+#: accountant; tests/test_cli.py checks the mirror against events.py, and test_events.py the rule against the code.
+_ROUNDS_PER_EPOCH_RULE = {"poisson": "round(n / b)", "fixed": "round(n / b)", "shuffle": "floor(n / b)"}
+_ROUNDS_PER_EPOCH_FROM_RATE_RULE = "round(1 / q)"
+_EPOCHS_TO_STEPS_RULE = "max(1, round(E * rounds per epoch)), 0 for E = 0"
+_NOISE_CONVENTIONS = ("standard", "replace_one")  # events.NOISE_CONVENTIONS
+
+
+def _epochs_help() -> str:
+    """The --epochs help, composed from the mirrored rule (one phrase per distinct rounds-per-epoch rule)."""
+    by_rule: dict[str, list[str]] = {}
+    for sampling, rule in _ROUNDS_PER_EPOCH_RULE.items():
+        by_rule.setdefault(rule, []).append(sampling)
+    per_epoch = "; ".join(f"{rule} for {' and '.join(names)}" for rule, names in by_rule.items())
+    return (
+        f"number of epochs E, converted to steps exactly as the trainer does (dpcore.accounting.events."
+        f"steps_for_epochs): T = {_EPOCHS_TO_STEPS_RULE}, with rounds per epoch = {per_epoch}; "
+        f"{_ROUNDS_PER_EPOCH_FROM_RATE_RULE} when only --sample-rate is given"
+    )
+
+
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample-rate",
@@ -117,12 +139,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     length = parser.add_mutually_exclusive_group(required=True)
     length.add_argument("--steps", type=int, help="number of noisy gradient steps T (an integer >= 1)")
-    length.add_argument(
-        "--epochs",
-        type=float,
-        help="number of epochs E, converted to steps as the trainer does: max(1, round(E * round(n / b))) "
-        "(floor(n / b) rounds per epoch for shuffling)",
-    )
+    length.add_argument("--epochs", type=float, help=_epochs_help())
     parser.add_argument("--delta", type=float, required=True, help="the δ of (ε, δ)-DP, in (0, 1)")
     parser.add_argument(
         "--sampling",
@@ -134,7 +151,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--noise-convention",
-        choices=("standard", "replace_one"),
+        choices=_NOISE_CONVENTIONS,
         default="standard",
         help="what σ means: 'standard' (default) noise std σ·C as in DP-SGD, Opacus and TF Privacy, for every "
         "sampling; 'replace_one' noise std 2σ·C (a paper's N(0, (2Cσ)²), e.g. van Dijk et al.)",
@@ -209,11 +226,12 @@ def _noise_text(args: argparse.Namespace) -> str:
 
 def _shuffle_epsilon(args: argparse.Namespace, sigma: float, steps: int) -> float:
     """ε of a shuffled run with individual clipping (the record accountant: van Dijk et al.'s A_1 analysis)."""
+    from dpcore.accounting.events import NOISE_FACTOR
     from dpcore.accounting.records import epsilon_for_record
 
     if args.batch_size is None:
         raise ValueError("batch_size is needed for --sampling shuffle (give --batch-size, or a whole q·n)")
-    kappa = 1.0 if args.noise_convention == "standard" else 2.0
+    kappa = NOISE_FACTOR[args.noise_convention]
     record = dict(private=True, sampling="shuffle", clipping="individual", clip_norm=1.0, noise_multiplier=sigma,
                   noise_convention=args.noise_convention, noise_std=kappa * sigma, dataset_size=args.dataset_size,
                   batch_size=args.batch_size, steps=steps)  # fmt: skip

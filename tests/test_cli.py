@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -246,3 +247,40 @@ def test_python_dash_m_dpcore():
     help_text = subprocess.run([sys.executable, "-m", "dpcore", "--help"], capture_output=True, text=True, env=env,
                                cwd=ROOT, check=True).stdout  # fmt: skip
     assert "epsilon" in help_text and "calibrate" in help_text
+
+
+def test_help_describes_the_rule_of_events():
+    """--epochs help is composed from a mirror of events' rule in words (kept light for --help); the mirror is
+    events' (test_events.py checks the words against the code)."""
+    from dpcore import cli
+    from dpcore.accounting import events
+
+    assert cli._ROUNDS_PER_EPOCH_RULE == events.ROUNDS_PER_EPOCH_RULE
+    assert cli._ROUNDS_PER_EPOCH_FROM_RATE_RULE == events.ROUNDS_PER_EPOCH_FROM_RATE_RULE
+    assert cli._EPOCHS_TO_STEPS_RULE == events.EPOCHS_TO_STEPS_RULE
+    assert cli._NOISE_CONVENTIONS == events.NOISE_CONVENTIONS
+    text = cli._epochs_help()
+    for sampling, rule in events.ROUNDS_PER_EPOCH_RULE.items():
+        assert re.search(rf"{re.escape(rule)} for [a-z ]*\b{sampling}\b", text), (sampling, text)
+    assert events.EPOCHS_TO_STEPS_RULE in text and events.ROUNDS_PER_EPOCH_FROM_RATE_RULE in text
+
+
+def _readme_console_example() -> tuple[list[str], list[str]]:
+    """The README's ``$ python -m dpcore epsilon …`` example: its argv and the lines it shows."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```console\n\$ python -m dpcore (epsilon [^\n]*)\n(.*?)```", text, re.S)
+    assert block, "README.md has no `$ python -m dpcore epsilon` console example"
+    return block.group(1).split(), block.group(2).strip("\n").splitlines()
+
+
+def test_readme_command_line_example_is_what_the_cli_prints(capsys):
+    """Issue 43: the README's example read T = 13,980 where the CLI and the trainer count 14,040."""
+    argv, shown = _readme_console_example()
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.strip("\n").splitlines()
+    steps = re.search(r"\bT = (\d+)", shown[0])
+    assert steps and f"T = {steps.group(1)} " in printed[0], (shown[0], printed[0])
+    shown_eps = {m.group(1): m.group(2) for m in map(re.compile(r"^\s+(\S+)\s+ε = (\S+)").match, shown) if m}
+    printed_eps = {m.group(1): m.group(2) for m in map(re.compile(r"^\s+(\S+)\s+ε = (\S+)").match, printed) if m}
+    assert shown_eps and shown_eps == printed_eps
+    assert shown == printed

@@ -54,6 +54,9 @@ __all__ = [
     "steps_for_epochs",
     "epochs_to_steps",
     "steps_for_sample_count",
+    "ROUNDS_PER_EPOCH_RULE",
+    "ROUNDS_PER_EPOCH_FROM_RATE_RULE",
+    "EPOCHS_TO_STEPS_RULE",
     "clipped_group_size",
     "groups_per_batch",
     "groups_per_round",
@@ -67,6 +70,11 @@ RECORD_SAMPLINGS: tuple[str, ...] = (*SAMPLINGS, "replacement")
 #: What σ means: noise std κ·σ·C with κ = NOISE_FACTOR[convention] (the record's ``noise_convention``).
 NOISE_CONVENTIONS: tuple[str, ...] = ("standard", "replace_one")
 NOISE_FACTOR: dict[str, float] = {"standard": 1.0, "replace_one": 2.0}
+#: The epochs → steps rule in words (help texts, e.g. the CLI's ``--epochs``; tested against :func:`steps_per_epoch`
+#: and :func:`epochs_to_steps`): rounds per epoch by sampling, from q alone, and T from E.
+ROUNDS_PER_EPOCH_RULE: dict[str, str] = {"poisson": "round(n / b)", "fixed": "round(n / b)", "shuffle": "floor(n / b)"}
+ROUNDS_PER_EPOCH_FROM_RATE_RULE: str = "round(1 / q)"
+EPOCHS_TO_STEPS_RULE: str = "max(1, round(E * rounds per epoch)), 0 for E = 0"
 #: The neighbouring relation each sampling implies.
 ADJACENCY: dict[str, str] = {"poisson": "add/remove-one", "fixed": "replace-one", "shuffle": "replace-one"}
 #: Sensitivity of one step's sum of individually clipped terms, in multiples of C, under :data:`ADJACENCY`.

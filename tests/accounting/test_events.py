@@ -6,6 +6,7 @@ n = 1,000, 10 epochs read T = 16 in the explorer and T = 20 in the trainer).
 """
 
 import argparse
+import functools
 import json
 import math
 from pathlib import Path
@@ -62,6 +63,14 @@ def test_every_component_counts_the_same_steps(n, b, epochs, sampling):
         assert dpsgd.resolve_steps(b / n, None, epochs, sampling=sampling, dataset_size=n) == expected
     if sampling == "poisson":
         assert _async_steps(n, b, epochs) == expected
+    if sampling != "shuffle":  # the DP-SGD explorer (Poisson and fixed-size batches; whole epochs only)
+        explore = functools.partial(explorer.compute, sigma=1.0, batch_size=b, dataset_size=n, delta=1e-5,
+                                    sampling=sampling)  # fmt: skip
+        if float(epochs).is_integer():
+            assert explore(epochs=int(epochs)).values["steps"] == expected
+        else:
+            with pytest.raises(ValueError, match="epochs"):
+                explore(epochs=epochs)
 
 
 def test_the_half_integer_cases_are_what_the_trainer_runs():
@@ -185,3 +194,18 @@ def test_library_accountants_read_sensitivity_and_rounds_from_events(monkeypatch
         assert shuffled.rounds_per_epoch(n, b) == events.steps_per_epoch("shuffle", n, b) == n // b
     with pytest.raises(ValueError, match="batch"):
         shuffled.rounds_per_epoch(10, 11)
+
+
+@pytest.mark.parametrize("n,b", [(1000, 624), (1000, 401), (1000, 400), (1000, 399), (60_000, 256), (7, 7)])
+def test_the_rule_in_words_is_the_rule_in_code(n, b):
+    """The help texts' words (:data:`events.ROUNDS_PER_EPOCH_RULE` …), evaluated, give the functions' counts."""
+    names = {"round": round, "floor": math.floor, "n": n, "b": b, "q": b / n}
+    for sampling in events.SAMPLINGS:
+        per_epoch = eval(events.ROUNDS_PER_EPOCH_RULE[sampling], names)
+        assert per_epoch == events.steps_per_epoch(sampling, n, b), sampling
+        for epochs in (0, 0.4, 3):
+            rule = events.EPOCHS_TO_STEPS_RULE.split(", 0 for E = 0")[0].replace("rounds per epoch", str(per_epoch))
+            expected = 0 if epochs == 0 else eval(rule, {**names, "E": epochs})
+            assert events.steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b) == expected
+    from_rate = eval(events.ROUNDS_PER_EPOCH_FROM_RATE_RULE, names)  # q alone
+    assert events.steps_for_epochs(3, sample_rate=b / n) == 3 * from_rate
