@@ -9,7 +9,10 @@ Sampling (how each step's batch is drawn):
   (replace-one neighbours; Wang, Balle, Kasiviswanathan 2019).
 
 A run record may also say ``"replacement"`` (each batch is K independent uniform draws *with* replacement,
-as the silos of ISRL-DP MB-SGD do): no library accountant covers it, so records with it are refused.
+as the silos of ISRL-DP MB-SGD do; Lowy & Razaviyayn 2023, Alg. 2): replace-one neighbours, sensitivity 2C.  The
+registry's with-replacement entries account for it (:mod:`dpcore.accounting.registry`: ``"with-replacement"``, the
+tight PLD of :mod:`dpcore.accounting.replacement` for individual clipping; ``"with-replacement-batch-mean"``, the
+GDP bound of a clipped minibatch mean); mixed clipping with replacement has no entry and is refused.
 
 Neighbours and the noise multiplier: σ always means noise std σ·C on a sum of terms clipped to C (the DP-SGD
 convention of Abadi et al. 2016), whatever the sampling; the neighbouring relation the sampling implies is applied
