@@ -81,3 +81,42 @@ def test_validation():
     assert "A_1" in threat.describe()
     with pytest.raises(ValueError, match="claim"):
         AuditResult("m", threat, 1.0, 1.0, 2.0, 1e-3, "known", 0.0, claim="guess")
+
+
+@pytest.mark.parametrize(("scope", "shift"), [("global", 1.0), ("per_tensor", np.sqrt(2.0))])
+def test_two_tensor_toy_moves_by_the_clip_scopes_bound(scope, shift):
+    """Two parameter tensors, the canary in both: along its unit direction the canary's round moves by C (global
+    clipping: the 2-vector clipped to C) or C·√2 (each tensor clipped to C, the authors' per-tensor scope); the noise
+    stays N(0, (2Cσ)²); the record reports clip norm C·√k and σ/√k for per-tensor clipping (the mechanism that ran)."""
+    setting = ShuffleSetting("batch", 4, 2, 2, 1.0, clip_scope=scope, tensors=2)
+    assert setting.clipped_shift == pytest.approx(shift)
+    u, mask, record = shuffled_updates(setting, 60, canary=True, seed=9)
+    assert u[mask].mean() == pytest.approx(shift, abs=0.6) and u[~mask].std() == pytest.approx(2.0, rel=0.2)
+    assert record.clip_norm == pytest.approx(shift) and record.noise_multiplier == pytest.approx(1.0 / shift)
+    assert record.noise_std == pytest.approx(2.0)
+
+
+def test_per_tensor_needs_two_tensors_and_a_known_scope():
+    with pytest.raises(ValueError, match="tensors"):
+        ShuffleSetting("batch", 4, 2, 2, 1.0, clip_scope="per_tensor")
+    with pytest.raises(ValueError, match="clip_scope"):
+        ShuffleSetting("batch", 4, 2, 2, 1.0, clip_scope="per_layer", tensors=2)
+    with pytest.raises(ValueError, match="tensors"):
+        ShuffleSetting("batch", 4, 2, 2, 1.0, tensors=0)
+
+
+def test_shuffled_suite_lower_bounds_are_the_librarys_below_a1():
+    """The shuffled rows' lower bounds for shuffling (replace-one pair, the canary's Dirac pair) are the library's,
+    below the A_1 upper bound; a bad setting is refused by name."""
+    from dpcore.accounting.shuffle_lower import DIRAC_PAIR, REPLACE_ONE_PAIR, shuffle_lower_epsilon
+    from dpcore.papers.audit.suite import shuffled_lower_bounds
+
+    lower = shuffled_lower_bounds(BC, DELTA)
+    kw = dict(rounds_per_epoch=2, epochs=2, delta=DELTA)
+    assert lower["shuffled_lower"] == shuffle_lower_epsilon(1.0, pair=REPLACE_ONE_PAIR, **kw)
+    assert lower["shuffled_lower_canary"] == shuffle_lower_epsilon(1.0, pair=DIRAC_PAIR, **kw)
+    assert 0 < lower["shuffled_lower_canary"] < lower["shuffled_lower"] < epsilon_from_mu(np.sqrt(2.0), DELTA)
+    with pytest.raises(ValueError, match="setting"):
+        shuffled_lower_bounds("BC", DELTA)
+    with pytest.raises(ValueError, match="delta"):
+        shuffled_lower_bounds(BC, 0.0)

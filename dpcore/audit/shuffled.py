@@ -31,15 +31,24 @@ U = ±C + N(0, (2Cσ)²), every other round N(0, (2Cσ)²).
   that shuffling can be less private than that number, so an A_0 lower bound above it would refute the heuristic,
   not the code.
 
-Every run is one :class:`dpcore.training.Trainer` run (a one-parameter linear model with per-example loss w·x, the
-trainer's shuffling :class:`~dpcore.training.BatchPlan`, :func:`~dpcore.training.clipped_group_sum`, its noise
-and an SGD step with learning rate 1, so U_k = m·(w_k − w_{k+1})).  Runs are not vectorised as in
-:mod:`dpcore.audit.dirac`: batch clipping clips the sum of every example of a group together, so two runs sharing
-one model would be clipped together.
+Every run is one :class:`dpcore.training.Trainer` run (a linear model with per-example loss w·x, the trainer's
+shuffling :class:`~dpcore.training.BatchPlan`, :func:`~dpcore.training.clipped_group_sum`, its noise and an SGD step
+with learning rate 1, so U_k = m·(w_k − w_{k+1})).  Runs are not vectorised as in :mod:`dpcore.audit.dirac`: batch
+clipping clips the sum of every example of a group together, so two runs sharing one model would be clipped together.
+
+**Clip scope** (paper 003's authors' per-tensor clipping, issue 21;
+:data:`~dpcore.training.config.PARAMETER_CLIP_SCOPES`): the toy has k = ``tensors`` parameter tensors of one
+coordinate each (k one-input ``nn.Linear`` layers on k input columns), and the canary's gradient is ±G in every one
+of them.  U_k is the update projected on the canary's unit direction (1, …, 1)/√k, so its noise is still N(0, s²)
+and the canary's round moves it by ±C with global clipping (the k-vector clipped to C as one) and by ±C·√k with
+``clip_scope="per_tensor"`` (each tensor clipped to C on its own): the Neyman–Pearson statistic of the whole
+release, which the record's accountant (clip norm C·√k, :meth:`dpcore.training.config.TrainConfig.accounted`) must
+cover.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,7 +61,7 @@ from dpcore.accounting.records import choose_accountant, epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
 from dpcore.audit.estimators import held_out_bound
 from dpcore.audit.threat import AuditResult, ThreatModel
-from dpcore.training.config import NOISE_PLACEMENTS, TrainConfig
+from dpcore.training.config import NOISE_PLACEMENTS, PARAMETER_CLIP_SCOPES, TrainConfig
 from dpcore.training.sampling import derive_seed
 from dpcore.training.trainer import Trainer
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
@@ -91,10 +100,21 @@ class ShuffleSetting:
     canary_scale: float = 2.0  # the canary's gradient norm in units of |S_b|·C
     #: where the noise enters (:data:`dpcore.training.config.NOISE_PLACEMENTS`; paper 003's authors' code paths)
     noise_placement: str = "algorithm1"
+    #: how a group vector is clipped (:data:`dpcore.training.config.PARAMETER_CLIP_SCOPES`; the authors' per-tensor)
+    clip_scope: str = "global"
+    #: the toy's number k of parameter tensors (one coordinate each; the canary is in all of them)
+    tensors: int = 1
 
     def __post_init__(self) -> None:
         check_choice("clipping", self.clipping, ("individual", "batch", "mixed"))
         check_choice("noise_placement", self.noise_placement, NOISE_PLACEMENTS)
+        check_choice("clip_scope", self.clip_scope, PARAMETER_CLIP_SCOPES)
+        check_positive_int("tensors", self.tensors)
+        if self.clip_scope == "per_tensor" and self.tensors < 2:
+            raise ValueError(
+                f"tensors must be >= 2 for clip_scope='per_tensor' (with one tensor it is global clipping), "
+                f"got {self.tensors}"
+            )
         check_positive_int("batch_size", self.batch_size)
         check_positive_int("rounds_per_epoch", self.rounds_per_epoch)
         check_positive_int("epochs", self.epochs)
@@ -128,6 +148,11 @@ class ShuffleSetting:
         """2Cσ: Algorithm 1's replace-one noise."""
         return 2.0 * self.clip_norm * self.noise_multiplier
 
+    @property
+    def clipped_shift(self) -> float:
+        """The canary's clipped contribution along its unit direction: C (global clip scope), C·√k (per tensor)."""
+        return self.clip_norm * (math.sqrt(self.tensors) if self.clip_scope == "per_tensor" else 1.0)
+
     def config(self, seed: int) -> TrainConfig:
         """The trainer configuration of one run (shuffling, replace-one noise 2Cσ, U divided by m, SGD with lr 1)."""
         return TrainConfig(
@@ -140,6 +165,7 @@ class ShuffleSetting:
             noise_multiplier=self.noise_multiplier,
             noise_convention="replace_one",
             noise_placement=self.noise_placement,
+            clip_scope=self.clip_scope,
             reduce="mean",
             lr=1.0,
             optimizer="sgd",
@@ -149,19 +175,34 @@ class ShuffleSetting:
         )
 
 
-def _train_one(setting: ShuffleSetting, sign: float, seed: int) -> tuple[np.ndarray, np.ndarray, RunRecord]:
-    """One trainer run with the canary (gradient sign·G) at index 0 and N − 1 zero-gradient examples.
+class _Toy(nn.Module):
+    """k one-coordinate parameter tensors (k one-input linear layers, one per input column): output Σ_j w_j·x_j."""
 
-    Returns U_k of every round, the mask of the rounds whose batch holds index 0, and the run record."""
-    n = setting.dataset_size
-    x = torch.zeros(n, 1, dtype=torch.float64)
-    x[0, 0] = sign * setting.canary
-    model = nn.Linear(1, 1, bias=False, dtype=torch.float64)
-    nn.init.zeros_(model.weight)
+    def __init__(self, tensors: int) -> None:
+        super().__init__()
+        self.parts = nn.ModuleList(nn.Linear(1, 1, bias=False, dtype=torch.float64) for _ in range(tensors))
+        for part in self.parts:
+            nn.init.zeros_(part.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return sum(part(x[:, j : j + 1]) for j, part in enumerate(self.parts))
+
+
+def _train_one(setting: ShuffleSetting, sign: float, seed: int) -> tuple[np.ndarray, np.ndarray, RunRecord]:
+    """One trainer run with the canary (gradient sign·G in every tensor) at index 0 and N − 1 zero-gradient examples.
+
+    Returns U_k of every round (projected on the canary's unit direction), the mask of the rounds whose batch holds
+    index 0, and the run record."""
+    n, k = setting.dataset_size, setting.tensors
+    x = torch.zeros(n, k, dtype=torch.float64)
+    x[0, :] = sign * setting.canary
+    model = _Toy(k) if k > 1 else nn.Linear(1, 1, bias=False, dtype=torch.float64)
+    if k == 1:
+        nn.init.zeros_(model.weight)
     iterates = [0.0]
 
     def observe(t: Trainer) -> None:
-        iterates.append(float(t.params[0].detach().reshape(-1)[0]))
+        iterates.append(float(sum(p.detach().reshape(-1)[0] for p in t.params)) / math.sqrt(k))
 
     trainer = Trainer(
         model, (x, torch.zeros(n, dtype=torch.float64)), setting.config(seed), loss=_linear_loss, on_step=observe
@@ -199,7 +240,7 @@ def shuffled_scores(updates: np.ndarray, mask: np.ndarray, setting: ShuffleSetti
         if m.shape != u.shape:
             raise ValueError(f"mask must have the shape of updates {u.shape}, got {m.shape}")
         return (u * m).sum(1)
-    a = setting.clip_norm / setting.noise_std**2
+    a = setting.clipped_shift / setting.noise_std**2
     e = u.reshape(u.shape[0], setting.epochs, setting.rounds_per_epoch)
     return (logsumexp(a * e, axis=2) - logsumexp(-a * e, axis=2)).sum(1)
 

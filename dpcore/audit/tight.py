@@ -259,7 +259,8 @@ def audit_shuffled_gdp(
 ) -> AuditResult:
     """GDP audit of a shuffled run (paper 003's Algorithm 1 or one of its authors' noise placements) by the adversary
     A_1, who knows the canary's round in each epoch (:mod:`dpcore.audit.shuffled`, score ``"known"``): that score is
-    Σ_e U_{k_e} = ±E·C_eff + N(0, E·s²) exactly (Gaussian noise, replace-one Dirac canary), so the trade-off between
+    Σ_e U_{k_e} = ±E·C_eff + N(0, E·s²) exactly (Gaussian noise, replace-one Dirac canary; C_eff = C, or C·√k for
+    per-tensor clipping of k tensors, :attr:`ShuffleSetting.clipped_shift`), so the trade-off between
     the worlds is G_μ and :func:`dpcore.audit.gdp.gaussian_shift` (rate 1, exact non-central t) bounds μ; ε = ε(G_μ_lb).
     ``epsilon_claimed`` is the accountant's ε of the run record (the mechanism that ran: the record carries the
     effective σ of the placement)."""
@@ -283,9 +284,10 @@ def audit_shuffled_gdp(
         runs=runs,
         knows_batches=True,
     )
+    scope = "" if setting.clip_scope == "global" else f", {setting.clip_scope} clipping of {setting.tensors} tensors"
     name = mechanism or (
         f"{setting.clipping} clipping shuffled (|S_b|={setting.batch_size}, b={setting.rounds_per_epoch}, "
-        f"E={setting.epochs}), noise placement {setting.noise_placement}"
+        f"E={setting.epochs}), noise placement {setting.noise_placement}{scope}"
     )
     return AuditResult(
         name, threat, bound.epsilon, bound.point, float(epsilon_for_record(record, delta)), delta, "known", math.nan,

@@ -18,6 +18,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from dpcore.accounting.run_record import RunRecord
+from dpcore.accounting.shuffle_lower import DIRAC_PAIR, REPLACE_ONE_PAIR, shuffle_lower_epsilon
 from dpcore.audit import BROKEN, DiracSetting, audit_dirac, audit_one_run, broken
 from dpcore.audit.federated import SiloSetting, audit_silo
 from dpcore.audit.shuffled import ShuffleSetting, audit_shuffled
@@ -30,6 +31,7 @@ __all__ = [
     "SILO_SETTING",
     "run_suite",
     "run_shuffled_suite",
+    "shuffled_lower_bounds",
     "shuffle_label",
     "run_silo_audit",
     "suite_figure",
@@ -120,18 +122,43 @@ def shuffle_label(prefix: str, key: str) -> str:
     return f"{prefix}_{key.lower().replace('a_', 'a', 1)}"
 
 
+def shuffled_lower_bounds(setting: ShuffleSetting, delta: float) -> dict[str, float]:
+    """The lower bounds for shuffling under the standard adversary (Chua et al. 2024;
+    :func:`dpcore.accounting.shuffle_lower.shuffle_lower_epsilon`) of a shuffled audit setting at ``delta``, σ per
+    unit sensitivity 2C (Algorithm 1's replace-one noise 2Cσ): ``shuffled_lower`` under the replace-one pair
+    (:data:`~dpcore.accounting.shuffle_lower.REPLACE_ONE_PAIR`, realisable by Algorithm 1: the mechanism's true A_0 ε
+    is at least this) and ``shuffled_lower_canary`` under the Dirac pair the audit's canary realises
+    (:data:`~dpcore.accounting.shuffle_lower.DIRAC_PAIR`: the true ε of the audited pair is at least this)."""
+    if not isinstance(setting, ShuffleSetting):
+        raise ValueError(f"setting must be a ShuffleSetting, got {type(setting).__name__}")
+    delta = check_open_unit("delta", delta)
+    kw = dict(rounds_per_epoch=setting.rounds_per_epoch, epochs=setting.epochs, delta=delta)
+    return {
+        "shuffled_lower": float(shuffle_lower_epsilon(setting.noise_multiplier, pair=REPLACE_ONE_PAIR, **kw)),
+        "shuffled_lower_canary": float(shuffle_lower_epsilon(setting.noise_multiplier, pair=DIRAC_PAIR, **kw)),
+    }
+
+
 def run_shuffled_suite(*, runs: int, delta: float, confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """BC and MC under shuffling (:data:`SHUFFLE_SETTINGS`), ``runs`` trainer runs per world each: rows
     ``<bc_sh|mc_sh>_a1`` (adversary A_1 vs the A_1 ε), ``_a0`` (standard adversary vs the A_1 ε), both ``kind``
-    ``correct``, and ``_a0_heuristic`` (standard adversary vs the Poisson heuristic, ``kind`` ``heuristic``)."""
+    ``correct``, and ``_a0_heuristic`` (standard adversary vs the Poisson heuristic, ``kind`` ``heuristic``).
+
+    The standard adversary's rows (``_a0``, ``_a0_heuristic``) also carry the lower bounds for shuffling of
+    :func:`shuffled_lower_bounds` (columns ``shuffled_lower``, ``shuffled_lower_canary``), so that each reads: audit
+    bound (``epsilon_lower``) / lower bound for shuffling / A_1 upper bound (the ``_a0`` row's ``epsilon_claimed``);
+    the A_1 rows leave them empty (A_1's ε is G_{√E/σ} exactly)."""
     runs = check_positive_int("runs", runs, minimum=4)
     delta = check_open_unit("delta", delta)
     rows = []
     for i, (prefix, setting) in enumerate(SHUFFLE_SETTINGS.items()):
         results = audit_shuffled(setting, runs, delta=delta, confidence=confidence, seed=seed + 1000 * (i + 1))
+        lower = shuffled_lower_bounds(setting, delta)
         for key, result in results.items():
             label = shuffle_label(prefix, key)
-            rows.append({"label": label, "kind": result.claim.replace("accountant", "correct"), **result.as_row()})
+            extra = lower if not result.threat.knows_batches else dict.fromkeys(lower, np.nan)
+            rows.append({"label": label, "kind": result.claim.replace("accountant", "correct"), **result.as_row(),
+                         **extra})  # fmt: skip
     return pd.DataFrame(rows)
 
 
