@@ -173,6 +173,12 @@ def log_mixture_density(o: np.ndarray | float, *, shift: float, noise: float, wi
     return _log_cdf_diff(a, b) - math.log(width)
 
 
+class GridTooLargeError(ValueError):
+    """The quadrature of :func:`log_moments` would need more than ``_MAX_POINTS`` points: the noise is too small
+    for the envelope width and the largest order (a ``ValueError``; :func:`noise_multiplier_for_epsilon` turns it
+    into a message about the target it was calibrating for)."""
+
+
 def _grid(noise: float, width: float, shift: float, max_order: float) -> tuple[np.ndarray, np.ndarray]:
     """Log quadrature weights of P0 and the log likelihood ratio log(P1/P0) on a uniform grid.
 
@@ -190,7 +196,7 @@ def _grid(noise: float, width: float, shift: float, max_order: float) -> tuple[n
     hi = u / 2 + max_order + _TAIL * z + 2.0
     span = ((u + max_order + 4.0) / z + 2 * _TAIL) * _POINTS_PER_SCALE  # (hi − lo) in grid steps, no overflow
     if not span < _MAX_POINTS:
-        raise ValueError(
+        raise GridTooLargeError(
             f"noise_multiplier={noise:g} is too small for orders up to {max_order:g} at width {width:g} "
             f"(the grid would need {span:.3g} points, at most {_MAX_POINTS}): use a larger noise_multiplier "
             "(noise/shift), a smaller envelope width (tau, clip, batch_size) or fewer orders"
@@ -604,6 +610,17 @@ def schedule_epsilon(
     return rdp_to_epsilon(a, values, delta, conversion=conversion)
 
 
+def _orders_text(orders: object) -> str:
+    """``orders`` in a few words for an error message (never raises: the orders may be the invalid input)."""
+    if orders is None:
+        return "the default orders"
+    try:
+        values = np.asarray(orders, dtype=float).ravel()
+    except (TypeError, ValueError):
+        return f"orders={orders!r}"
+    return f"{values.size} orders up to {values.max():g}" if values.size else "no orders"
+
+
 #: The noise multipliers :func:`noise_multiplier_for_epsilon` searches.
 _Z_RANGE = (0.02, 1e4)
 
@@ -647,7 +664,18 @@ def noise_multiplier_for_epsilon(
     setting = ModelMixSetting(n=n, batch_size=batch_size, noise_multiplier=_Z_RANGE[0], clip=clip, tau=tau,
                               linf_blocks=linf_blocks)  # fmt: skip
 
+    evaluated: dict[float, float] = {}  # z -> ε, every noise multiplier the accountant could evaluate
+    unevaluable: list[float] = []  # z where its quadrature grid would be too large (too little noise)
+
     def eps(z: float) -> float:
+        try:
+            evaluated[z] = value = _eps(z)
+        except GridTooLargeError:
+            unevaluable.append(z)
+            raise
+        return value
+
+    def _eps(z: float) -> float:
         if method == "dpsgd":
             return regular_dpsgd_epsilon(n=n, batch_size=batch_size, steps=steps, noise_multiplier=z, delta=delta,
                                          conversion=conversion, orders=orders)  # fmt: skip
@@ -668,12 +696,30 @@ def noise_multiplier_for_epsilon(
             f"[{_Z_RANGE[0]:g}, {_Z_RANGE[1]:g}]), so every z in the range meets it; give a target_epsilon "
             f"below {floor:.6g}"
         )
+    order_text = _orders_text(orders)
+    where = (f"calibrating at n={n}, batch_size={batch_size}, steps={steps}, delta={delta}, clip={clip}, tau={tau}, "
+             f"linf_blocks={linf_blocks}, conversion={conversion!r}, orders: {order_text}, bound={bound!r}, "
+             f"method={method!r}, phases={phases!r}")  # fmt: skip
     try:
         return smallest_sigma(eps, target, rtol=rtol, start=1.0, sigma_min=_Z_RANGE[0], sigma_max=_Z_RANGE[1],
                               below_min="raise")  # fmt: skip
-    except ValueError as exc:  # add the setting: which input made the target unreachable
+    except GridTooLargeError as exc:  # the search went below the noise this setting's quadrature can evaluate
+        if not evaluated:
+            raise ValueError(f"target_epsilon={target:g} cannot be calibrated: {exc} ({where})") from exc
+        z_ok, z_bad = min(evaluated), max(unevaluable)
+        e_ok = evaluated[z_ok]
         raise ValueError(
-            f"{exc} (calibrating at n={n}, batch_size={batch_size}, steps={steps}, delta={delta}, clip={clip}, "
-            f"tau={tau}, linf_blocks={linf_blocks}, conversion={conversion!r}, orders, bound={bound!r}, "
-            f"method={method!r}, phases={phases!r})"
+            f"target_epsilon={target:g} cannot be calibrated for this setting: ε = {e_ok:.6g} at z = {z_ok:g}, the "
+            f"smallest noise multiplier ModelMix's accountant evaluated here, already "
+            f"{'meets' if e_ok <= target else 'misses'} it, and at z = {z_bad:g} its quadrature would need too large "
+            f"a grid (too little noise for the envelope of tau={tau}, clip={clip}, batch_size={batch_size} and "
+            f"{order_text}), so the smallest z that meets the target cannot be found.  Give a target_epsilon below "
+            f"{e_ok:.6g}, or a smaller envelope (tau, clip, batch_size) or fewer orders ({where})"
         ) from exc
+    except ValueError as exc:  # add the setting: which input made the target unreachable
+        top = evaluated.get(_Z_RANGE[1])
+        hint = "" if top is None or top <= target else (
+            f"; ε = {top:.6g} at the largest noise multiplier searched (z = {_Z_RANGE[1]:g}): give a target_epsilon "
+            f"of at least {top:.6g}, or fewer steps, a smaller batch_size or a larger delta"
+        )  # fmt: skip
+        raise ValueError(f"{exc}{hint} ({where})") from exc

@@ -37,6 +37,25 @@ def test_an_unreachable_modelmix_target_says_which_and_why():
     assert "1e+308" in msg and "smallest noise multiplier" in msg and "noise_multiplier=0.02" not in msg
 
 
+def test_a_modelmix_target_below_the_evaluable_noise_names_the_target_not_a_trial_value():
+    """τ = 1: the quadrature cannot evaluate z = 0.03125 here; the message blamed that z, never passed."""
+    run = dict(n=50_000, batch_size=256, steps=1000, delta=1e-5, tau=1.0)
+    msg = _fast(lambda: modelmix.noise_multiplier_for_epsilon(1e308, **run), r"^target_epsilon=1e\+308 cannot be")
+    assert not msg.startswith("noise_multiplier") and "Give a target_epsilon below" in msg
+    assert "smaller envelope (tau, clip, batch_size) or fewer orders" in msg
+    floor = float(msg.split("ε = ")[1].split()[0])  # ε at the smallest evaluable z: a target below it calibrates
+    sigma = modelmix.noise_multiplier_for_epsilon(floor * 0.9, rtol=1e-2, **run)
+    assert modelmix.epsilon(noise_multiplier=sigma, clip=1.0, **run) <= floor * 0.9
+
+
+@pytest.mark.parametrize("tau", [0.0, 1.0])
+def test_a_modelmix_target_below_the_accountants_floor_says_what_to_change(tau):
+    run = dict(n=50_000, batch_size=256, steps=1000, delta=1e-5, tau=tau)
+    msg = _fast(lambda: modelmix.noise_multiplier_for_epsilon(1e-300, **run), "target_epsilon")
+    assert "1e-300" in msg and "give a target_epsilon of at least" in msg and "fewer steps" in msg
+    assert "orders: the default orders" in msg and ", orders, " not in msg  # the orders said, not just named
+
+
 def test_fixed_sampling_with_the_default_method_picks_the_tightest_rigorous_one():
     eps = dpsgd.dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, sampling="fixed", dataset_size=1000)
     explicit = dpsgd.dpsgd_epsilon(1.0, sample_rate=0.01, steps=100, delta=1e-5, sampling="fixed",
