@@ -92,15 +92,22 @@ def check_status(status: object, where: str = "") -> str:
     raise ValueError(f"status must be one of {STATUSES}, got {status!r}{at}" + (f": {hint}" if hint else ""))
 
 
+#: the claims.csv sources counted apart from the paper's numbers (as ``dpcore.claims.OWN_CHECKS``): consistency
+#: checks, and audits of the authors' code (a value reached only under their code is not a reproduction)
+OWN_CHECKS = ("consistency", "audit")
+
+
 def counts(rows: Iterable[Mapping]) -> dict[str, int]:
-    """Rows per status; consistency checks apart (``consistency``, ``consistency-ok``).  A row whose status is
+    """Rows per status; our own checks that ran apart (``consistency`` / ``consistency-ok``, ``audit`` /
+    ``audit-ok``; one not run counts as ``not-run``), as ``dpcore.claims``' scorecard counts.  A row whose status is
     not one of :data:`STATUSES` raises ``ValueError``."""
-    out = dict.fromkeys((*STATUSES, "consistency", "consistency-ok"), 0)
+    out = dict.fromkeys((*STATUSES, *(f"{s}{ok}" for s in OWN_CHECKS for ok in ("", "-ok"))), 0)
     for row in rows:
         status = check_status(row.get("status"), f"rows: {row.get('paper')}/{row.get('key')}")
-        if row.get("source") == "consistency":
-            out["consistency"] += 1
-            out["consistency-ok"] += status == "reproduced"
+        source = row.get("source")
+        if source in OWN_CHECKS and status != "not-run":
+            out[source] += 1
+            out[f"{source}-ok"] += status == "reproduced"
         else:
             out[status] += 1
     return out
@@ -638,19 +645,31 @@ def findings_section(site: Site, paper: str) -> list[str]:
             rows = finding_rows(f, site.rows_of(paper, profile=profile))
             if rows:
                 c = counts(rows)
-                spread = ", ".join(f"{c[s]} {status_label(s)}" for s in STATUSES if c[s])
+                spread = ", ".join([*(f"{c[s]} {status_label(s)}" for s in STATUSES if c[s]),
+                                    *(f"{c[s + '-ok']}/{c[s]} {s} checks hold" for s in OWN_CHECKS if c[s])])
                 where.append(f"{len(rows)} at the {profile} profile ({spread})")
         weight = "changes a conclusion" if f.conclusion else "cosmetic"
         keys = ", ".join(f"<code>{esc(k)}</code>" for k in f.keys)
         items.append(
             f'<li class="dpcore-finding" id="finding-{slug(paper)}-{slug(f.key)}">'
-            f'{status_cell(f.kind)} <span class="dpcore-weight dpcore-{"conclusion" if f.conclusion else "cosmetic"}">'
+            f'{finding_badge(f.kind)} '
+            f'<span class="dpcore-weight dpcore-{"conclusion" if f.conclusion else "cosmetic"}">'
             f"{weight}</span> {inline_code(esc(f.text))}"
             f'<div class="dpcore-finding-meta">rows: {"; ".join(where) or "none in claims.csv"} · keys: {keys}'
             f" · evidence: {inline_code(esc(f.evidence))}</div></li>"
         )
     lines += ["```{raw} html", '<ol class="dpcore-findings">', *items, "</ol>", "```", ""]
     return lines
+
+
+def finding_badge(kind: str) -> str:
+    """A finding's kind as a coloured badge: a status's (:func:`status_cell`), or, for an ``audit`` finding (our audit
+    of the authors' code), its own words (``dpcore.claims.FINDING_LABELS``) and colour."""
+    if kind != "audit":
+        return status_cell(kind)
+    from dpcore.claims import FINDING_LABELS
+
+    return f'<span class="dpcore-status dpcore-audit">{esc(FINDING_LABELS[kind])}</span>'
 
 
 def explanation_of(spec: Any) -> Any:

@@ -13,6 +13,10 @@ for a claim they do not compute at their profile.
 ``consistency`` rows hold a value the paper's own setup fixes by construction (a calibration
 target, a number read off the formula a figure plots): they check that our code is consistent
 with it, reproduce nothing, and the scorecard counts them apart from the paper's numbers.
+``audit`` rows are our checks of the authors' released code (a named mode of it, at the ε of the
+noise that ran, or a privacy audit of it): a value reached only under such a mode is not a
+reproduction of the paper's claim, so these rows are counted apart too, under the paper's
+``audit`` findings (:data:`FINDING_LABELS`).
 
 The status of a claim is never typed by hand; :func:`compute_status` derives it:
 
@@ -64,6 +68,9 @@ __all__ = [
     "COLUMNS",
     "EXPLAINED",
     "FINDING_KINDS",
+    "FINDING_LABELS",
+    "OWN_CHECKS",
+    "AUDIT_VERDICT",
     "NOT_RUN_REASONS",
     "Explanation",
     "Finding",
@@ -107,7 +114,10 @@ __all__ = [
 ]
 
 PAPERS = ("000", "001", "002", "003", "004", "ref")
-SOURCES = ("printed", "derived", "reference", "consistency")
+SOURCES = ("printed", "derived", "reference", "consistency", "audit")
+#: the sources counted apart from the paper's numbers: our own checks (consistency with the paper's setup; audits of
+#: the authors' code), each with how many of its rows hold
+OWN_CHECKS = ("consistency", "audit")
 #: what a row says (the guide's vocabulary): ``erratum`` -- the paper is wrong by its own formulas or settings,
 #: shown by a computation anyone reruns; ``not-reproduced`` -- an experiment none of our runs reaches at the
 #: printed privacy level; ``inconclusive`` -- the data cannot decide; ``differs`` -- not yet investigated
@@ -115,8 +125,13 @@ SOURCES = ("printed", "derived", "reference", "consistency")
 STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
 #: the statuses an :class:`Explanation` gives a row whose value misses the printed one
 EXPLAINED = ("erratum", "not-reproduced", "inconclusive")
-#: the kinds of a :class:`Finding`
-FINDING_KINDS = ("reproduced", "erratum", "not-reproduced", "inconclusive", "not-run")
+#: the kinds of a :class:`Finding`; ``audit``: our audit of the authors' code (its rows are ``source = audit``)
+FINDING_KINDS = ("reproduced", "erratum", "not-reproduced", "inconclusive", "not-run", "audit")
+#: a finding's kind in the words the scorecard, ERRATA.md, the README and the docs show
+FINDING_LABELS: dict[str, str] = {
+    "reproduced": "reproduced", "erratum": "erratum", "not-reproduced": "not reproduced",
+    "inconclusive": "inconclusive", "not-run": "not run", "audit": "audit: the authors' code exceeds the claimed ε",
+}
 #: why a row is ``not-run``, in a fixed vocabulary (:func:`not_run_reason` picks one from the row)
 NOT_RUN_REASONS = (
     "needs a GPU",
@@ -127,6 +142,9 @@ NOT_RUN_REASONS = (
 #: a status in the words a figure or table shows it (the guide's verdict vocabulary)
 VERDICT_WORDS: dict[str, str] = {"reproduced": "reproduced", "erratum": "erratum", "not-reproduced": "not reproduced",
                                  "inconclusive": "inconclusive", "differs": "differs", "not-run": "not run"}
+#: the verdict word of an ``audit`` row that holds: the value was reached under the authors' code, at the ε of the
+#: noise that ran (its note), not a reproduction of the paper's claim
+AUDIT_VERDICT = "authors' code"
 FINDING_CHARS = 300  # the longest finding sentence (ERRATA.md keeps every line under 300 characters)
 SCALES = ("any", "full")
 COLUMNS = (
@@ -423,7 +441,9 @@ class Finding:
     ``not-reproduced`` finding also names the ``readings`` tried (mode, result files, value, ε), the ``closest``
     one and what stays ``untested``.
     A finding of kind erratum / not-reproduced / inconclusive covers exactly the claims whose explanation has
-    that kind (:func:`finding_problems`); a ``reproduced`` or ``not-run`` finding summarises rows of that status.
+    that kind (:func:`finding_problems`); a ``reproduced`` or ``not-run`` finding summarises rows of that status;
+    an ``audit`` finding (what our audits of the authors' code show, e.g. that it exceeds the claimed ε) covers
+    exactly the paper's ``source = audit`` claims, whose rows hold or are not run.
     """
 
     paper: str
@@ -475,7 +495,9 @@ class ClaimSpec:
     ``derived`` (implied by the paper but not printed; ``location`` says how it follows),
     ``reference`` (another publication; ``location`` names it and the place) or ``consistency``
     (a value the setup fixes by construction, e.g. a calibration target: a check of our code, not
-    a reproduction).  ``value`` may be an :class:`Interval` for a printed range.  ``explanation`` says why ours
+    a reproduction) or ``audit`` (our check of the authors' released code: a named mode of it at the ε of the noise
+    that ran, or a privacy audit of it; counted apart, under an ``audit`` finding).  ``value`` may be an
+    :class:`Interval` for a printed range.  ``explanation`` says why ours
     misses it where it does (:class:`Erratum`, :class:`NotReproduced`, :class:`Inconclusive`).  ``scale="full"``
     marks a number measured by training at the paper's scale: at a reduced profile it is
     ``not-run`` (never compared with a different experiment).
@@ -640,7 +662,9 @@ def finding_problems(findings: Iterable[Finding], specs: Iterable[ClaimSpec],
     each finding covers at least one spec of its paper; finding keys are unique per paper; a covered row of
     ``rows`` (claims.csv rows) has the finding's status or ``not-run`` (a ``reproduced`` finding whose row now
     differs is stale), or, under a not-reproduced / inconclusive finding, ``reproduced`` (a training claim may
-    hold at the reduced profile and not at full scale, or the reverse).
+    hold at the reduced profile and not at full scale, or the reverse).  Each ``source = audit`` spec is covered
+    by exactly one ``audit`` finding of its paper and by no finding of another kind (a value reached only under
+    the authors' code is never counted as reproduced), and an audit finding covers only such specs.
     """
     findings = list(findings)
     specs = list(specs)
@@ -655,6 +679,12 @@ def finding_problems(findings: Iterable[Finding], specs: Iterable[ClaimSpec],
     table = {(s.paper, s.key): s for s in specs}
     for spec in specs:
         mine = [f for f in findings if f.paper == spec.paper and f.covers(spec.key)]
+        audits = [f.key for f in mine if f.kind == "audit"]
+        if spec.source == "audit" and (len(audits) != 1 or len(mine) != 1):
+            problems.append(f"{spec.paper}/{spec.key}: an audit claim must be covered by exactly one finding, of kind "
+                            f"audit, got {[(f.key, f.kind) for f in mine]}")  # fmt: skip
+        elif spec.source != "audit" and audits:
+            problems.append(f"{spec.paper}/{spec.key}: a {spec.source} claim under the audit finding(s) {audits}")
         if spec.explanation is None:  # a finding's patterns may match rows of its tables that hold
             continue
         explained = [f for f in mine if f.kind in EXPLAINED]
@@ -674,8 +704,9 @@ def finding_problems(findings: Iterable[Finding], specs: Iterable[ClaimSpec],
             if f.paper == row.get("paper") and f.covers(str(row.get("key"))) and f.kind != "not-run":
                 if f.kind in EXPLAINED and (spec is None or spec.explanation is None):
                     continue  # a row of the same table that holds, or one the notebook's data decides
-                # an experiment may hold at one profile and not at another; a computation may not
-                allowed = (f.kind, "not-run") + (("reproduced",) if f.kind != "erratum" else ())
+                # an experiment may hold at one profile and not at another; a computation may not; an audit holds
+                allowed = ("reproduced", "not-run") if f.kind == "audit" else (
+                    (f.kind, "not-run") + (("reproduced",) if f.kind != "erratum" else ()))
                 if row.get("status") not in allowed:
                     problems.append(
                         f"{row['paper']}/{row['key']}: status {row.get('status')} under the {f.kind} finding {f.key}"
@@ -771,14 +802,16 @@ def verdict_line(paper: str, findings: Iterable[Finding], rows: Iterable[Mapping
 def verdicts(rows: Iterable[Any]) -> dict[str, str]:
     """``{claim key: verdict in words}`` (:data:`VERDICT_WORDS`, e.g. "not reproduced") of recorded claim rows: the
     :class:`Claim` objects of a :class:`ClaimsLog` or ``claims.csv`` rows (mappings with ``key`` and ``status``).
-    A figure marks its cells from these, never from typed text; a key without a row is the caller's "not run"."""
+    A figure marks its cells from these, never from typed text; a key without a row is the caller's "not run".
+    An ``audit`` row (``source``) that holds reads :data:`AUDIT_VERDICT`: reached under the authors' code, not a
+    reproduction of the paper's claim."""
     out: dict[str, str] = {}
     for row in rows:
-        key, status = (row.get("key"), row.get("status")) if isinstance(row, Mapping) else (
-            getattr(row, "key", None), getattr(row, "status", None))  # fmt: skip
+        key, status, source = (row.get("key"), row.get("status"), row.get("source")) if isinstance(row, Mapping) else (
+            getattr(row, "key", None), getattr(row, "status", None), getattr(row, "source", None))  # fmt: skip
         if not isinstance(key, str) or status not in VERDICT_WORDS:
             raise ValueError(f"rows must be claim rows with a key and a status among {STATUSES}, got {row!r}")
-        out[key] = VERDICT_WORDS[status]
+        out[key] = AUDIT_VERDICT if source == "audit" and status == "reproduced" else VERDICT_WORDS[status]
     return out
 
 
@@ -1011,12 +1044,14 @@ def short_reason(row: Mapping, spec: ClaimSpec | None = None, *, limit: int = RE
 
 
 def _counts(rows: Iterable[Mapping]) -> dict[str, int]:
-    """Rows per status (consistency checks apart, under ``consistency`` / ``consistency-ok``)."""
-    counts = dict.fromkeys((*STATUSES, "consistency", "consistency-ok"), 0)
+    """Rows per status; our own checks (:data:`OWN_CHECKS`) that ran apart, under ``consistency`` /
+    ``consistency-ok`` and ``audit`` / ``audit-ok`` (rows that hold); one not run here counts as ``not-run``."""
+    counts = dict.fromkeys((*STATUSES, *(f"{s}{ok}" for s in OWN_CHECKS for ok in ("", "-ok"))), 0)
     for row in rows:
-        if row.get("source") == "consistency":
-            counts["consistency"] += 1
-            counts["consistency-ok"] += row["status"] == "reproduced"
+        source = row.get("source")
+        if source in OWN_CHECKS and row["status"] != "not-run":
+            counts[source] += 1
+            counts[f"{source}-ok"] += row["status"] == "reproduced"
         else:
             counts[row["status"]] += 1
     return counts
@@ -1024,7 +1059,8 @@ def _counts(rows: Iterable[Mapping]) -> dict[str, int]:
 
 def count_phrase(counts: Mapping[str, int], *, where: str = "here", differs: str = "**{n} differ unexplained**") -> str:
     """E.g. "12 of 15 reproduced, 2 errata, 1 not reproduced, 1 not run here" (zero parts left out) from counts per
-    status (and ``consistency`` / ``consistency-ok``); ``where`` and ``differs`` (with ``{n}``) word those parts."""
+    status (and ``consistency`` / ``consistency-ok``, ``audit`` / ``audit-ok``: our own checks, counted apart);
+    ``where`` and ``differs`` (with ``{n}``) word those parts."""
     claims = sum(counts[s] for s in STATUSES)
     parts = []
     if claims:
@@ -1041,6 +1077,8 @@ def count_phrase(counts: Mapping[str, int], *, where: str = "here", differs: str
         parts.append(f"{counts['not-run']} not run {where}")
     if counts["consistency"]:
         parts.append(f"{counts['consistency-ok']}/{counts['consistency']} consistency checks hold")
+    if counts.get("audit"):
+        parts.append(f"{counts['audit-ok']}/{counts['audit']} audit checks of the authors' code hold")
     return ", ".join(parts)
 
 
@@ -1094,7 +1132,7 @@ def scorecard_markdown(
         "Each paper: its verdict in one line, then its findings, one root cause each (*erratum*: the paper is "
         "wrong by its own formulas, rerun by a computation;",
         "*not reproduced*: our runs do not reach the printed value at the printed ε; *inconclusive*: the data "
-        "cannot decide). Details per finding: `ERRATA.md`.",
+        "cannot decide; *audit*: our checks of the authors' code, counted apart). Details per finding: `ERRATA.md`.",
         "",
     ]
     by_paper = {p: [r for r in rows if r["paper"] == p] for p in papers}
@@ -1114,14 +1152,14 @@ def scorecard_markdown(
                 continue
             weight = "changes a conclusion" if f.conclusion else "cosmetic"
             plural = "s" * (len(ran) > 1)
-            parts += _wrapped(f"  - *{f.kind.replace('-', ' ')}* ({weight}; {len(ran)} row{plural}): {f.text}", "    ")
+            parts += _wrapped(f"  - *{FINDING_LABELS[f.kind]}* ({weight}; {len(ran)} row{plural}): {f.text}", "    ")
     parts += [
         "",
         f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}. "
         "Generated by `make figures` from `claims.csv` beside this file (full notes there).",
         "",
-        "| paper | " + " | ".join(STATUSES) + " | consistency checks | total |",
-        "|" + "---|" * (len(STATUSES) + 3),
+        "| paper | " + " | ".join(STATUSES) + " | consistency checks | audit checks | total |",
+        "|" + "---|" * (len(STATUSES) + 4),
     ]
     for paper in [*papers, "all"]:
         c = _counts(rows if paper == "all" else by_paper[paper])
@@ -1129,7 +1167,7 @@ def scorecard_markdown(
         parts.append(
             f"| {paper} | "
             + " | ".join(str(c[s]) for s in STATUSES)
-            + f" | {c['consistency-ok']}/{c['consistency']} | {n} |"
+            + f" | {c['consistency-ok']}/{c['consistency']} | {c['audit-ok']}/{c['audit']} | {n} |"
         )
     for paper in papers:
         parts += _paper_section(paper, by_paper[paper], table, titles.get(paper, ""), topic_of,
@@ -1145,6 +1183,8 @@ def _wrapped(text: str, indent: str, width: int = 200) -> list[str]:
 
 def _row_line(row: Mapping, reason: str = "") -> str:
     status = "**differs**" if row["status"] == "differs" else row["status"]
+    if row.get("source") == "audit" and row["status"] == "reproduced":
+        status = "audit holds"
     cells = [row["key"], _short_value(row["paper_value"]), _short_value(row["our_value"]), status]
     if reason:
         cells.append(reason)
@@ -1164,12 +1204,12 @@ def _paper_section(
     lines = ["", f"## {heading}", "", f"{count_phrase(_counts(rows))}.", ""]
     shown: set[str] = set()
     for f in findings:
-        if f.kind not in EXPLAINED:
+        if f.kind not in (*EXPLAINED, "audit"):
             continue
         covered = [r for r in finding_rows(f, rows, table) if r["status"] != "not-run"]
         if not covered:
             continue
-        lines += [*_wrapped(f"**{f.kind.replace('-', ' ')}**: {f.text}", ""), "", "| key | printed | ours | status |",
+        lines += [*_wrapped(f"**{FINDING_LABELS[f.kind]}**: {f.text}", ""), "", "| key | printed | ours | status |",
                   "|---|---|---|---|", *(_row_line(r) for r in covered), ""]  # fmt: skip
         shown.update(r["key"] for r in covered)
     rest = [r for r in rows if r["status"] not in ("reproduced", "not-run") and r["key"] not in shown]

@@ -369,6 +369,8 @@ VERDICT_MARKS: dict[str, tuple[str, str, str]] = {
     "reproduced": ("✓", "#d5ecd4", "#1b7a1b"), "not reproduced": ("✗", "#f6d0cc", "#b2221b"),
     "not run": ("–", "#ececec", "#6b6b6b"), "erratum": ("!", "#fbe3c2", "#a05a00"),
     "inconclusive": ("?", "#e4e0f2", "#5a4a9a"), "differs": ("≠", "#f6d0cc", "#b2221b"),
+    # an audit row that holds (dpcore.claims.AUDIT_VERDICT): reached under the authors' code, at another ε
+    "authors' code": ("⚑", "#ede4f7", "#6e3fa3"),
 }
 
 

@@ -4,7 +4,9 @@ For a change of the status *vocabulary* or of an explanation's *kind* (issue 41:
 ``erratum`` / ``not-reproduced`` / ``inconclusive``): each row's status is recomputed by
 :func:`dpcore.claims.compute_status` from the row's stored value and the current :class:`~dpcore.claims.ClaimSpec`,
 exactly as the notebook would compute it, and the note's leading "<kind>: ours matches ..." clause is renamed to
-the new kind.  It never changes a value: a row whose value no longer matches its specification becomes
+the new kind.  The columns that describe the claim and only copy its specification (``artifact``, ``quantity``,
+``source``, ``location``, ``tolerance``: :data:`SPEC_COLUMNS`) are refreshed from it too (e.g. a claim moved to
+``source = audit``, issue 41).  It never changes a value: a row whose value no longer matches its specification becomes
 ``differs`` (and ``make figures`` then fails until the notebook is rerun).  Rows the notebook found
 ``inconclusive`` from its data (:func:`dpcore.claims.is_undecided`), and ``not-run`` rows, keep their
 status.  Use it where rerunning is expensive
@@ -25,7 +27,11 @@ from dpcore import claims as claims_mod
 from dpcore.paths import PROFILES, figures_dir, profile_figures_dir
 from dpcore.validation import check_choice
 
-__all__ = ["restatus_rows", "restatus", "main"]
+__all__ = ["SPEC_COLUMNS", "restatus_rows", "restatus", "main"]
+
+#: the claims.csv columns copied from the specification as they are (never a value: ``paper_value`` is checked
+#: against the spec by the claims check, and a changed printed value needs the notebook rerun)
+SPEC_COLUMNS = ("artifact", "quantity", "source", "location", "tolerance")
 
 _LEAD = re.compile(
     r"^(erratum|differs-explained|not-reproduced|inconclusive): ours (matches|does NOT match) the expected "
@@ -43,6 +49,7 @@ def restatus_rows(rows: list[dict], specs: dict[tuple[str, str], claims_mod.Clai
             raise ValueError(f"rows: {row['paper']}/{row['key']} is no longer a claim: rerun its notebook")
         spec = specs[ident]
         new = dict(row)
+        new.update({column: str(getattr(spec, column)) for column in SPEC_COLUMNS})
         if row["status"] != "not-run" and not claims_mod.is_undecided(row):
             ours = claims_mod.parse_value(row["our_value"], like=spec.value)
             new["status"] = claims_mod.compute_status(spec, ours)

@@ -1,6 +1,7 @@
 """Claims registry: specifications are validated, statuses computed (never typed), errata are data."""
 
 import csv
+import dataclasses
 import math
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpcore.claims import (
+    AUDIT_VERDICT,
     COLUMNS,
     REASON_CHARS,
     STATUSES,
@@ -24,6 +26,7 @@ from dpcore.claims import (
     NotReproduced,
     collect,
     compute_status,
+    finding_problems,
     format_value,
     parse_value,
     scorecard_markdown,
@@ -31,7 +34,9 @@ from dpcore.claims import (
     specs_by_key,
     unchecked,
     values_match,
+    verdicts,
 )
+from dpcore.plots import VERDICT_MARKS
 
 
 def spec(value=1.26, *, key="k", rtol=0.0, atol=0.0, explanation=None, scale="any", source="printed", note=""):
@@ -281,7 +286,7 @@ def test_csv_round_trip_and_scorecard(tmp_path):
     assert [r["profile"] for r in rows] == ["quick"] * 3
     assert rows[0]["our_value"] == "1.2586" and rows[0]["source"] == "reference" and rows[0]["key"] == "a"
     card = scorecard_markdown(rows)
-    assert "| 000 | 1 | 0 | 0 | 0 | 1 | 1 | 0/0 | 3 |" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 1 | 1 | 0/0 | 0/0 | 3 |" in card
     assert "\n1 of 3 reproduced, **1 differ unexplained**, 1 not run here.\n" in card
     assert "- **Paper 000**: 1 row differs, not yet investigated." in card
     assert "| b | 17.9 | 20 | **differs** | matches neither the paper (rel 0.01) |" in card
@@ -468,7 +473,33 @@ def test_consistency_rows_are_counted_apart_in_the_scorecard():
     log.check(spec(1.0, key="printed"), 1.0)
     card = scorecard_markdown(log.to_rows())
     assert "1 of 1 reproduced, 1/1 consistency checks hold" in card
-    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 | 2 |" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 | 0/0 | 2 |" in card
+
+
+def test_audit_rows_are_counted_apart_and_read_as_the_authors_code():
+    """Issue 41: a value reached only under the authors' code (an ``audit`` row) is never counted as reproduced."""
+    log = ClaimsLog()
+    log.check(spec(True, key="authors_mode_reaches_printed", source="audit"), True)
+    log.check(spec(True, key="authors_mode_other", source="audit"), None, note="needs a result")
+    log.check(spec(1.0, key="printed"), 1.0)
+    card = scorecard_markdown(log.to_rows())
+    assert "1 of 2 reproduced, 1 not run here, 1/1 audit checks of the authors' code hold" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 1 | 0/0 | 1/1 | 3 |" in card
+    assert verdicts(log.claims) == {"authors_mode_reaches_printed": AUDIT_VERDICT, "authors_mode_other": "not run",
+                                    "printed": "reproduced"}  # fmt: skip
+    assert AUDIT_VERDICT in VERDICT_MARKS  # figures can mark it
+    finding = Finding("000", "authors", "audit", "The authors' code reaches it at ε 1e8.", "authors' code only",
+                      True, ("authors_mode_*",), "runs")  # fmt: skip
+    card = scorecard_markdown(log.to_rows(), findings=[finding])
+    assert "*audit: the authors' code exceeds the claimed ε* (changes a conclusion; 1 row)" in card
+    assert "| authors_mode_reaches_printed | True | True | audit holds |" in card
+    specs = [spec(True, key="authors_mode_reaches_printed", source="audit"), spec(1.0, key="printed")]
+    assert finding_problems([finding], specs, log.to_rows()) == []
+    as_reproduced = dataclasses.replace(finding, kind="reproduced")
+    assert any("an audit claim must be covered by exactly one finding, of kind audit" in p
+               for p in finding_problems([as_reproduced], specs))  # fmt: skip
+    too_wide = dataclasses.replace(finding, keys=("*",))
+    assert "000/printed: a printed claim under the audit finding(s) ['authors']" in finding_problems([too_wide], specs)
 
 
 def test_notebook_claims_validation_and_of():

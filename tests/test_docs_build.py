@@ -54,13 +54,23 @@ def test_the_retired_status_says_what_to_do():
 def test_counts_and_badges_of_every_status():
     rows = [{"paper": "000", "key": f"k{i}", "source": "printed", "status": s} for i, s in enumerate(site_mod.STATUSES)]
     rows.append({"paper": "000", "key": "c", "source": "consistency", "status": "reproduced"})
+    rows += [{"paper": "003", "key": "a", "source": "audit", "status": "reproduced"},  # the authors' code: apart
+             {"paper": "003", "key": "b", "source": "audit", "status": "not-run"}]
     c = site_mod.counts(rows)
-    assert all(c[s] == 1 for s in site_mod.STATUSES) and c["consistency"] == c["consistency-ok"] == 1
+    assert all(c[s] == 1 for s in site_mod.STATUSES if s != "not-run") and c["consistency"] == c["consistency-ok"] == 1
+    assert (c["audit"], c["audit-ok"], c["not-run"]) == (1, 1, 2)  # an own check not run is not run
+    from dpcore.claims import OWN_CHECKS
+
+    assert site_mod.OWN_CHECKS == OWN_CHECKS
+    assert site_mod.finding_badge("audit") == (
+        '<span class="dpcore-status dpcore-audit">audit: the authors&#x27; code exceeds the claimed ε</span>'
+    )
+    assert site_mod.finding_badge("erratum") == site_mod.status_cell("erratum")
     assert site_mod.status_cell("not-reproduced") == (
         '<span class="dpcore-status dpcore-not-reproduced">not reproduced</span>'
     )
     css = (ROOT / "docs" / "_static" / "dpcore.css").read_text(encoding="utf-8")
-    for status in site_mod.STATUSES:
+    for status in (*site_mod.STATUSES, "audit"):
         assert f".dpcore-{status} " in css, f"dpcore.css has no colour for {status}"
 
 

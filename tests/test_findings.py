@@ -27,6 +27,7 @@ from dpcore.claims import (
 )
 from dpcore.papers import all_specs, findings, gpu_keys, notebook_claims
 from dpcore.paths import figures_dir, repo_root
+from dpcore.runner import committed_summaries
 
 PAPERS = sorted({s.paper for s in all_specs()})
 
@@ -144,8 +145,34 @@ def test_committed_errata_are_short(profile_dir):
     text = (figures_dir() / profile_dir / "ERRATA.md").read_text(encoding="utf-8")
     long = [(i + 1, len(line)) for i, line in enumerate(text.splitlines()) if len(line) > 300]
     assert not long, f"lines over 300 characters (line, length): {long[:5]}"
-    assert len(text.encode()) < 20_000
+    assert len(text.encode()) < 9_600  # a tenth of the former 96 KB (issue 41)
     assert text.startswith("# Findings") and "differs-explained" not in text
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_committed_scorecard_and_errata_are_what_the_committed_claims_and_findings_give(profile):
+    """SCORECARD.md and ERRATA.md regenerated from the committed claims.csv and the current findings and
+    specifications equal the committed files: a finding's text edited without regenerating fails here
+    (``python -m dpcore.runner --errata --profile <profile>`` rewrites both)."""
+    folder = figures_dir() / ("paper" if profile == "paper" else "")
+    for name, text in committed_summaries(figures_dir(), profile).items():
+        assert (folder / name).read_text(encoding="utf-8") == text, (
+            f"{folder / name} is stale: python -m dpcore.runner --errata --profile {profile}"
+        )
+
+
+def test_a_finding_edited_without_regenerating_is_noticed(monkeypatch):
+    from dpcore.runner import sources
+
+    real = list(findings())
+    edited = [dataclasses.replace(f, text=f.text + " Edited.") if f.kind == "erratum" else f for f in real]
+    monkeypatch.setattr(sources, "findings", lambda: edited)
+    fresh = committed_summaries(figures_dir(), "quick")
+    assert fresh["SCORECARD.md"] != (figures_dir() / "SCORECARD.md").read_text(encoding="utf-8")
+    shorter = [dataclasses.replace(f, short=f.short + " (edited)") if f.kind == "erratum" else f for f in real]
+    monkeypatch.setattr(sources, "findings", lambda: shorter)
+    assert committed_summaries(figures_dir(), "quick")["ERRATA.md"] != (figures_dir() / "ERRATA.md").read_text(
+        encoding="utf-8")
 
 
 # ------------------------------------------------------------------ (5) not-run reasons in a fixed vocabulary

@@ -235,10 +235,12 @@ def test_mode_claims_pin_a10_and_read_the_authors_bc_against_the_nonprivate_cell
                         and ".smallest_batch." not in k and not any(f".b{b}." in k for b in (128, 256, 512))}
     value, note = out["table3.mnist.SS.b1024.ic_authors_93f6075_reaches_printed"]
     assert value is False and "97.20" in note and "98.41" in note and "1.3e+08" in note  # 98.41 − 1 > 97.2
+    assert "under mode authors_93f6075 (noise placement clipped_sum_noise_over_m), at ε(1e-5) A_1 1.3e+08" in note
     assert out["table3.mnist.SH.b1024.ic_authors_93f6075_reaches_printed"][0] is None
     assert out["fig1.mnist.SS.b1024.bc_comparable_to_ic"][0] is False
     value, note = out["fig1.mnist.SS.b1024.bc_divided_by_batch_close_to_nonprivate"]
     assert value is True and "5.2e+07" in note and "97.76" in note
+    assert note.startswith("under mode bc_divided_by_batch (noise placement clipped_mean_noise_over_batch), at ")
     assert out["fig1.mnist.SH.b1024.bc_comparable_to_ic"][0] is None  # no SH runs: not-run, never a guess
     lower = modes.assign(best_accuracy=modes["best_accuracy"].where(modes["mode"] != "bc_divided_by_batch", 0.95))
     assert tr.mode_claim_values(tr.why_differs_frame(lower), cells)[

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from dpcore.claims import ClaimSpec, Erratum, NotReproduced
-from dpcore.restatus import restatus_rows
+from dpcore.restatus import SPEC_COLUMNS, restatus_rows
 
 
 def _specs():
@@ -26,9 +28,20 @@ def test_old_vocabulary_is_re_derived_by_kind_and_values_never_change():
             _row("acc", "74.3", "differs-explained", "erratum: ours matches the expected 74.28 (abs 2); ours"),
             _row("acc", "", "not-run", "missing runs")]  # fmt: skip
     out, changed = restatus_rows(rows, _specs())
-    assert [r["status"] for r in out] == ["erratum", "not-reproduced", "not-run"] and changed == 2
+    assert [r["status"] for r in out] == ["erratum", "not-reproduced", "not-run"] and changed == 3
     assert out[1]["note"].startswith("not-reproduced: ours matches the expected ")
     assert [r["our_value"] for r in out] == [r["our_value"] for r in rows]
+    assert [r["paper_value"] for r in out] == [r["paper_value"] for r in rows]  # a value is never rewritten
+
+
+def test_the_columns_copied_from_the_spec_are_refreshed():
+    """Issue 41: a claim moved to ``source = audit`` (the authors' code) is counted apart without a rerun."""
+    specs = _specs()
+    moved = {**specs, ("000", "acc"): dataclasses.replace(specs[("000", "acc")], source="audit", artifact="Fig. 3c")}
+    (out,), changed = restatus_rows([_row("acc", "", "not-run", "missing runs")], moved)
+    assert changed == 1 and (out["source"], out["artifact"], out["status"]) == ("audit", "Fig. 3c", "not-run")
+    assert {c: out[c] for c in SPEC_COLUMNS} == {c: str(getattr(moved[("000", "acc")], c)) for c in SPEC_COLUMNS}
+    assert out["note"] == "missing runs" and out["our_value"] == ""
 
 
 def test_a_value_that_no_longer_matches_becomes_differs_and_an_unknown_claim_is_refused():

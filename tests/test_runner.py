@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from dpcore import runner
-from dpcore.claims import COLUMNS, ClaimsLog, ClaimSpec, Finding, NotebookClaims, read_claims_csv
+from dpcore.claims import COLUMNS, ClaimsLog, ClaimSpec, Erratum, Finding, NotebookClaims, read_claims_csv
 
 SPECS_SRC = """
 from dpcore.claims import ClaimSpec, Erratum
@@ -262,16 +262,47 @@ def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, com
     text = runner.errata_markdown(SPECS, {"quick": rows}, FINDINGS)
     assert "## Paper 000" in text and "Paper ref" not in text  # only specs with an explanation
     assert "1 explained claims: 1 erratum, 0 not reproduced, 0 inconclusive." in text
-    # grouped by finding: its short clause heads it, then its sentence, its weight and evidence, then its rows
+    # grouped by finding: its short clause heads it, then its weight, row count and evidence, then its rows (the
+    # finding's sentence leads SCORECARD.md); a finding's one row is inline
     head = text.index("### erratum: Table 8's row 3 is wrong\n")
-    assert text.index(FINDINGS[0].text) > head and "changes a conclusion; " in text
-    assert "; evidence: Thm 3.1 with s = 1267\n" in text
-    assert "| key | printed | ours |\n|---|---|---|\n| t.wrong | 1.5 | 1.25 |\n" in text[head:]
+    assert "\nChanges a conclusion; 1 row; evidence: Thm 3.1 with s = 1267.\n" in text[head:]
+    assert "\nRow: `t.wrong`, printed 1.5, ours 1.25.\n" in text[head:]
     assert "under no finding" not in text and max(len(line) for line in text.splitlines()) <= 300
     # an explained row no finding covers is listed last under its paper, not dropped
     bare = runner.errata_markdown(SPECS, {"quick": rows})
-    assert "### explained rows under no finding\n" in bare and "| t.wrong | 1.5 | 1.25 |" in bare
+    assert "### explained rows under no finding\n" in bare and "Row: `t.wrong`, printed 1.5, ours 1.25." in bare
     assert "### erratum:" not in bare
+
+
+def test_errata_shows_a_few_rows_per_finding_and_the_undecided_and_audit_rows(tmp_path):
+    """Issue 41: at most ROWS_SHOWN rows per finding (the others counted), the rows a notebook's data found
+    undecidable under their inconclusive finding, the audit rows under their audit finding."""
+    many = [ClaimSpec("000", f"t.row{i}", "Table 8", "epsilon", 1.5, "printed", "Table 8", rtol=1e-3,
+                      explanation=Erratum(1.25, "Thm 3.1", rtol=1e-3)) for i in range(runner.ROWS_SHOWN + 3)]
+    undecided = ClaimSpec("000", "t.order", "Fig. 9", "s = 10 worst", True, "derived", "Fig. 9")
+    audit = ClaimSpec("000", "t.authors", "Table 3", "the authors' code reaches it", True, "audit", "their code")
+    log = ClaimsLog()
+    for s in many:
+        log.check(s, 1.25)
+    log.check(undecided, True, inconclusive="both runs end below 20 % (2x chance)")
+    log.check(audit, True)
+    rows = {(r["paper"], r["key"]): r for r in read_claims_csv(log.write(tmp_path / "claims.csv"))}
+    findings = [
+        Finding("000", "rows", "erratum", "Many rows.", "many rows are wrong", False, ("t.row*",), "Thm 3.1"),
+        Finding("000", "chance", "inconclusive", "At chance.", "the order is noise", False, ("t.order",), "runs"),
+        Finding("000", "authors", "audit", "Their code.", "reached only under the authors' code", True,
+                ("t.authors",), "runs"),
+    ]  # fmt: skip
+    text = runner.errata_markdown([*many, undecided, audit], {"quick": rows}, findings)
+    shown = [line for line in text.splitlines() if line.startswith("| t.row")]
+    assert len(shown) == runner.ROWS_SHOWN and "\n… 3 more rows in claims.csv\n" in text
+    assert "### inconclusive: the order is noise\n" in text and "Row: `t.order`, printed True, ours True." in text
+    assert "### audit: reached only under the authors' code\n" in text and "Row: `t.authors`" in text
+    assert "7 explained claims: 7 erratum, 0 not reproduced, 0 inconclusive. 1 audit rows." in text
+    # at another profile where none of a finding's rows ran, the finding is only counted
+    other = runner.errata_markdown([*many, undecided, audit], {"paper": {}, "quick": rows}, findings)
+    assert "### " not in other and "Findings run at another profile only (its ERRATA.md): 1 erratum, 1 inconclusive, " \
+        "1 audit." in other
 
 
 @pytest.fixture
@@ -288,7 +319,7 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     assert runner.main(["--profile", "quick", "--nb", "aa/good"], stream=stream) == 0, stream.getvalue()
     assert "summary: 1 ok, 0 failed" in stream.getvalue()
     quick_errata = (repo / "figures" / "ERRATA.md").read_text()
-    assert "| t.wrong | 1.5 | 1.25 |" in quick_errata and ", paper" not in quick_errata
+    assert "Row: `t.wrong`, printed 1.5, ours 1.25." in quick_errata and ", paper" not in quick_errata
     assert "### erratum: Table 8's row 3 is wrong" in quick_errata
     assert runner.main(["--profile", "paper", "--nb", "aa/*"], stream=stream) == 0, stream.getvalue()
     quick = read_claims_csv(repo / "figures" / "claims.csv")
@@ -304,17 +335,20 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     # the paper run wrote its own ERRATA.md (its values first) and left the quick profile's file alone
     assert (repo / "figures" / "ERRATA.md").read_text() == quick_errata
     paper_errata = (repo / "figures" / "paper" / "ERRATA.md").read_text()
-    assert "| t.wrong | 1.5 | 1.25 |" in paper_errata and ", quick" not in paper_errata  # its own value
+    assert "Row: `t.wrong`, printed 1.5, ours 1.25." in paper_errata and ", quick" not in paper_errata  # its own
 
 
 def test_errata_says_not_run_at_a_profile_without_the_row(tmp_path, committed):
     rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
-    # ours: the first profile's value, else another profile's, named
+    # ours: the first profile's value, else another profile's, named (a finding none of whose rows ran at the first
+    # profile is only counted; an unexplained row is listed under its paper)
     text = runner.errata_markdown(SPECS, {"paper": {}, "quick": rows}, FINDINGS)
-    assert "| t.wrong | 1.5 | 1.25, quick |" in text and "not in claims.csv" not in text
+    assert "Findings run at another profile only (its ERRATA.md): 1 erratum." in text and "t.wrong" not in text
+    text = runner.errata_markdown(SPECS, {"paper": {}, "quick": rows})
+    assert "Row: `t.wrong`, printed 1.5, ours 1.25, quick." in text and "not in claims.csv" not in text
     text = runner.errata_markdown(SPECS, {"quick": rows, "paper": {}}, FINDINGS)
-    assert "| t.wrong | 1.5 | 1.25 |" in text
-    assert "| t.wrong | 1.5 | not run (expected 1.25) |" in runner.errata_markdown(SPECS, {"paper": {}}, FINDINGS)
+    assert "Row: `t.wrong`, printed 1.5, ours 1.25." in text
+    assert "Row: `t.wrong`, printed 1.5, ours not run (expected 1.25)." in runner.errata_markdown(SPECS, {"paper": {}})
     with pytest.raises(ValueError, match="profile"):
         runner.errata_markdown(SPECS, {"fast": rows})
 

@@ -59,11 +59,12 @@ from typing import TextIO
 
 from dpcore import claims as claims_mod
 from dpcore.claims import ClaimSpec, NotebookClaims
-from dpcore.paths import PROFILES, build_dir, figures_dir, profile_figures_dir
+from dpcore.paths import PROFILES, atomic_write_text, build_dir, figures_dir, profile_figures_dir
 from dpcore.runner.checks import (
     ClaimsProblem,
     check_claims,
     claim_problems,
+    committed_summaries,
     coverage_problems,
     drift_problems,
     gather,
@@ -83,7 +84,7 @@ from dpcore.runner.environment import (
     numpy_avx512_targets,
 )
 from dpcore.runner.environment import repeatable_env as _repeatable_env  # noqa: F401  (tests/test_repeatable.py)
-from dpcore.runner.errata import errata_markdown, write_errata
+from dpcore.runner.errata import ROWS_SHOWN, errata_markdown, write_errata
 from dpcore.runner.execute import (
     ENGINE,  # noqa: F401
     KERNEL,  # noqa: F401  (docs/build_site.py)
@@ -119,6 +120,8 @@ __all__ = [
     "drift_problems",
     "check_claims",
     "write_claims_summary",
+    "committed_summaries",
+    "ROWS_SHOWN",
     "errata_markdown",
     "write_errata",
     "prepare_nbval",
@@ -223,7 +226,9 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
         type=Path,
         help="check the claims a fresh quick run wrote under DIR against the committed figures/claims.csv",
     )
-    group.add_argument("--errata", action="store_true", help="only (re)write the profile's ERRATA.md")
+    group.add_argument("--errata", action="store_true",
+                       help="only (re)write the profile's SCORECARD.md and ERRATA.md from its committed claims.csv "
+                            "(after editing findings or specifications)")  # fmt: skip
     parser.add_argument(
         "--committed", type=Path, default=None, help="committed claims.csv for --check-claims (default figures/)"
     )
@@ -244,6 +249,8 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
             return 1
         return check_claims(args.check_claims, committed, specs, notebooks=notebooks, stream=stream)
     if args.errata:
-        print(f"wrote {write_errata(_specs(), figures_dir(), args.profile)}", file=stream)
+        folder = profile_figures_dir(args.profile, figures_dir())
+        for name, text in committed_summaries(figures_dir(), args.profile).items():
+            print(f"wrote {atomic_write_text(folder / name, text)}", file=stream)
         return 0
     return _run(args, stream)

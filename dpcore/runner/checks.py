@@ -15,6 +15,7 @@ from dpcore.claims import ClaimSpec, NotebookClaims, parse_value, values_match
 from dpcore.paths import PROFILES, atomic_write_text, profile_figures_dir
 from dpcore.runner import sources
 from dpcore.runner.discovery import is_explorer
+from dpcore.validation import check_choice
 
 __all__ = [
     "ClaimsProblem",
@@ -23,6 +24,8 @@ __all__ = [
     "gather",
     "gather_by_notebook",
     "coverage_problems",
+    "scorecard_text",
+    "committed_summaries",
     "write_claims_summary",
     "check_claims",
 ]
@@ -54,7 +57,7 @@ def claim_problems(
 
     Checks each row's status is in :data:`~dpcore.claims.STATUSES` and not ``differs`` (unless
     ``allow_differs``), its profile is ``profile``, its ``(paper, key)`` occurs once, and, when
-    ``specs`` is given, that the key is specified and the row's paper value and status follow from
+    ``specs`` is given, that the key is specified and the row's paper value, source and status follow from
     the specification (a stale row after an edited spec, or a hand-typed status, is caught).
     """
     table = None if specs is None else {(s.paper, s.key): s for s in specs}
@@ -84,6 +87,9 @@ def claim_problems(
             continue
         if row.get("paper_value") != claims_mod.format_value(spec.value):
             problems.append(f"{name}: paper value {row.get('paper_value')} but the spec says {spec.value!r}")
+        if row.get("source") != spec.source:  # it decides how the row is counted (own checks apart)
+            problems.append(f"{name}: source {row.get('source')} but the spec says {spec.source} (python -m "
+                            "dpcore.restatus, or rerun its notebook)")
         ours = parse_value(row.get("our_value", ""), like=spec.value)
         # the notebook's data found the claim undecidable (ClaimsLog.check(..., inconclusive=reason)): its note says why
         expected = claims_mod.compute_status(spec, ours, inconclusive=claims_mod.is_undecided(row))
@@ -179,6 +185,32 @@ def coverage_problems(
     return problems
 
 
+def scorecard_text(
+    rows: list[dict],
+    profile: str = "quick",
+    *,
+    specs: Iterable[ClaimSpec] = (),
+    notebooks: Iterable[NotebookClaims] = (),
+    titles: dict[str, str] | None = None,
+) -> str:
+    """``SCORECARD.md`` of ``profile`` from its claims ``rows`` (with the papers' findings and GPU grids)."""
+    return claims_mod.scorecard_markdown(rows, profile=profile, specs=specs, notebooks=notebooks, titles=titles,
+                                         findings=sources.findings(), gpu_keys=sources.gpu_keys())  # fmt: skip
+
+
+def committed_summaries(root: Path, profile: str = "quick") -> dict[str, str]:
+    """``{"SCORECARD.md": text, "ERRATA.md": text}`` of ``profile`` regenerated from the committed ``claims.csv``
+    under ``root`` (the figures folder) and the current specifications and findings: what ``make figures`` would
+    write beside them.  A committed file that differs is stale (e.g. a finding's text edited without rerunning)."""
+    from dpcore.runner.errata import errata_text
+
+    check_choice("profile", profile, PROFILES)
+    rows = claims_mod.read_claims_csv(profile_figures_dir(profile, root) / "claims.csv")
+    specs = sources.specs()
+    card = scorecard_text(rows, profile, specs=specs, notebooks=sources.notebooks(), titles=sources.titles())
+    return {"SCORECARD.md": card, "ERRATA.md": errata_text(specs, root, profile)}
+
+
 def write_claims_summary(
     out_figures: Path,
     profile: str = "quick",
@@ -193,8 +225,7 @@ def write_claims_summary(
     Raises ``ValueError`` (before writing anything) for a status outside the vocabulary.
     """
     rows = gather(out_figures, profile)
-    card = claims_mod.scorecard_markdown(rows, profile=profile, specs=specs, notebooks=notebooks, titles=titles,
-                                         findings=sources.findings(), gpu_keys=sources.gpu_keys())  # fmt: skip
+    card = scorecard_text(rows, profile, specs=specs, notebooks=notebooks, titles=titles)
     claims_mod.write_claims_csv(rows, out_figures / "claims.csv")
     atomic_write_text(out_figures / "SCORECARD.md", card)
     return rows

@@ -1,9 +1,10 @@
-"""``ERRATA.md``: the findings and explained claims of every paper, with our values per profile
+"""``ERRATA.md``: the findings of every paper with a few of their rows, our values per profile
 (:func:`errata_markdown`, :func:`write_errata`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dpcore import claims as claims_mod
@@ -12,7 +13,12 @@ from dpcore.paths import PROFILES, atomic_write_text, profile_figures_dir
 from dpcore.runner import sources
 from dpcore.validation import check_choice
 
-__all__ = ["errata_markdown", "write_errata"]
+__all__ = ["ROWS_SHOWN", "errata_markdown", "errata_text", "write_errata"]
+
+#: the rows shown under each finding (the others are counted: "… n more rows in claims.csv")
+ROWS_SHOWN = 4
+#: the longest line of ERRATA.md
+LINE_CHARS = 300
 
 
 def _read_optional(path: Path) -> dict[tuple[str, str], dict]:
@@ -25,81 +31,145 @@ def _md(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _lines(text: str) -> list[str]:
+    """``text`` as lines of at most :data:`LINE_CHARS` characters (one Markdown paragraph)."""
+    return textwrap.wrap(" ".join(text.split()), width=LINE_CHARS - 1, break_long_words=False, break_on_hyphens=False)
+
+
+def _undecided(spec: ClaimSpec, results: Mapping[str, Mapping[tuple[str, str], Mapping]]) -> bool:
+    """Whether a row of ``spec`` in some profile is inconclusive from its notebook's data (no explanation needed)."""
+    return any(claims_mod.is_undecided(rows.get((spec.paper, spec.key), {})) for rows in results.values())
+
+
+def _belongs(spec: ClaimSpec, finding: claims_mod.Finding, results: Mapping) -> bool:
+    """Whether ``spec`` is one of ``finding``'s rows here: an audit finding's ``source = audit`` claims; an
+    erratum / not-reproduced / inconclusive finding's claims explained by that kind, and, for an inconclusive one,
+    those the notebook's data found undecidable."""
+    if not finding.covers(spec.key):
+        return False
+    if finding.kind == "audit":
+        return spec.source == "audit"
+    why = spec.explanation
+    if why is not None:
+        return why.status == finding.kind
+    return finding.kind == "inconclusive" and _undecided(spec, results)
+
+
 def errata_markdown(
     specs: Iterable[ClaimSpec],
     results: dict[str, dict[tuple[str, str], dict]],
     findings: Iterable[claims_mod.Finding] = (),
 ) -> str:
-    """``ERRATA.md``: per paper, per finding (kind, whether it changes a conclusion, the evidence), its rows with
-    the printed value and ours (with the explanation's expected value where they differ) (``results`` maps a profile to
-    its claims.csv rows; ours is the first profile's value, else another's, named).  Explained rows no finding
-    covers are listed last under their paper.  Every line stays under 300 characters (the full evidence of each
-    row is in ``dpcore/papers/*/claims.py`` and its note in ``claims.csv``)."""
+    """``ERRATA.md`` of the first profile of ``results`` (which maps a profile to its claims.csv rows): per paper,
+    each finding with a row that ran at that profile (kind and short clause, whether it changes a conclusion, how
+    many rows, the evidence, the readings tried), then at most :data:`ROWS_SHOWN` of its rows with the printed value
+    and ours (with the explanation's expected value where they differ; ours is the first profile's value, else
+    another's, named), the others counted; the paper's findings that ran only at another profile are named in one
+    line.  A finding's rows: the claims its kind explains, an inconclusive finding's rows also those the notebook's
+    data found undecidable, an audit finding's the ``source = audit`` claims.  Explained or undecided rows no
+    finding covers are listed last under their paper.  Each finding's sentence leads ``SCORECARD.md``; every line
+    here stays under :data:`LINE_CHARS` characters and the full note of each row is in ``claims.csv``."""
     for profile in results:
         check_choice("profile", profile, PROFILES)
-    specs = [s for s in specs if s.explanation is not None]
+    specs = list(specs)
     findings = list(findings)
+    shown = [s for s in specs if s.explanation is not None or s.source == "audit" or _undecided(s, results)]
     order = {p: i for i, p in enumerate(claims_mod.PAPERS)}
-    kinds = {k: sum(s.explanation.status == k for s in specs) for k in claims_mod.EXPLAINED}  # type: ignore[union-attr]
+    explained = [s for s in specs if s.explanation is not None]
+    kinds = {k: sum(s.explanation.status == k for s in explained) for k in claims_mod.EXPLAINED}  # type: ignore[union-attr]
+    audits = sum(s.source == "audit" for s in specs)
+    first = next(iter(results), "")
+    here = results.get(first, {})
     lines = [
         "# Findings: where the papers and dpcore differ, by root cause",
         "",
-        "Generated by `make figures` from the findings and claim specifications of `dpcore/papers/*/claims.py` "
-        "and the `claims.csv` of each profile.",
-        "*erratum*: the paper is wrong by its own formulas or settings (a computation anyone reruns); "
-        "*not reproduced*: our runs do not reach the printed value at the printed ε (the paper may be right); "
-        "*inconclusive*: the data cannot decide.",
+        f"Profile {first or 'none'}, generated by `make figures` from `dpcore/papers/*/claims.py` and `claims.csv` "
+        "(every row and its note). Each finding's sentence leads `SCORECARD.md`.",
+        "*erratum*: the paper is wrong by its own formulas; *not reproduced*: our runs miss the printed value at the "
+        "printed ε; *inconclusive*: the data cannot decide; *audit*: our checks of the authors' code.",
         "",
-        f"{len(specs)} explained claims: " + ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in kinds.items()) + ".",
+        f"{len(explained)} explained claims: " + ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in kinds.items())
+        + "." + (f" {audits} audit rows." if audits else ""),
     ]
     head, rule = "| key | printed | ours |", "|---|---|---|"
-    first = next(iter(results), "")
 
-    def row_line(spec: ClaimSpec) -> str:
+    def cells(spec: ClaimSpec) -> list[str]:
         why = spec.explanation
-        assert why is not None  # filtered above
-        expected = claims_mod._short_value(why.expected)
-        ours = f"not run (expected {expected})"
+        expected = claims_mod._short_value(why.expected) if why is not None else ""
+        ours = f"not run (expected {expected})" if why is not None else "not run"
         for profile, rows in results.items():  # this file's profile first, then the others that ran it
             row = rows.get((spec.paper, spec.key))
             if row and row["our_value"] != "":
-                shown = claims_mod._short_value(row["our_value"])
-                ours = shown if shown == expected else f"{shown} (expected {expected})"
+                value = claims_mod._short_value(row["our_value"])
+                close = why is not None and claims_mod.values_match(
+                    why.expected, claims_mod.parse_value(row["our_value"], like=why.expected), rtol=why.rtol,
+                    atol=why.atol)  # fmt: skip
+                ours = value if not expected or value == expected or close else f"{value} (expected {expected})"
                 ours = ours if profile == first else f"{ours}, {profile}"
                 break
-        cells = [spec.key, claims_mod._short_value(spec.value), ours]
-        return "| " + " | ".join(_md(c) for c in cells) + " |"
+        return [_md(c) for c in (spec.key, claims_mod._short_value(spec.value), ours)]
 
-    for paper in sorted({s.paper for s in specs}, key=lambda p: order.get(p, 99)):
-        mine = [s for s in specs if s.paper == paper]
+    def row_line(spec: ClaimSpec) -> str:
+        return "| " + " | ".join(cells(spec)) + " |"
+
+    def inline(spec: ClaimSpec) -> str:  # the one row of a finding, without a table
+        key, printed, ours = cells(spec)
+        return f"Row: `{key}`, printed {printed}, ours {ours}."
+
+    def ran_here(spec: ClaimSpec) -> bool:
+        row = here.get((spec.paper, spec.key))
+        return bool(row) and row.get("status") != "not-run"
+
+    def table(rows_of: list[ClaimSpec]) -> list[str]:
+        if len(rows_of) == 1:
+            return [inline(rows_of[0])]
+        rows_of = sorted(rows_of, key=lambda s: not ran_here(s))  # the rows that ran here first
+        more = len(rows_of) - ROWS_SHOWN
+        return [head, rule, *(row_line(s) for s in rows_of[:ROWS_SHOWN])] + (
+            ["", f"… {more} more row{'s' * (more > 1)} in claims.csv"] if more > 0 else [])  # fmt: skip
+
+    for paper in sorted({s.paper for s in shown}, key=lambda p: order.get(p, 99)):
+        mine = [s for s in shown if s.paper == paper]
         lines += ["", f"## Paper {paper}"]
         covered: set[str] = set()
-        for f in (f for f in findings if f.paper == paper and f.kind in claims_mod.EXPLAINED):
-            rows_of = [s for s in mine if f.covers(s.key) and s.explanation.status == f.kind]  # type: ignore[union-attr]
-            if not rows_of:
-                continue
+        elsewhere = []
+        for f in (f for f in findings if f.paper == paper and f.kind in (*claims_mod.EXPLAINED, "audit")):
+            rows_of = [s for s in mine if _belongs(s, f, results)]
             covered.update(s.key for s in rows_of)
+            if rows_of and not any(ran_here(s) for s in rows_of):
+                elsewhere.append(f.kind.replace("-", " "))
+            if not rows_of or not any(ran_here(s) for s in rows_of):
+                continue
             weight = "changes a conclusion" if f.conclusion else "cosmetic"
-            lines += ["", f"### {f.kind.replace('-', ' ')}: {f.short}", "", f.text, "",
-                      f"{weight}; {len(rows_of)} rows; evidence: {f.evidence}", ""]  # fmt: skip
+            plural = "s" * (len(rows_of) > 1)
+            lines += ["", f"### {f.kind.replace('-', ' ')}: {f.short}", ""]
+            lines += _lines(f"{weight.capitalize()}; {len(rows_of)} row{plural}; evidence: {f.evidence}.")
             if f.readings:
-                lines += ["Readings tried:", "", *(f"- {r}" for r in f.readings), "",
-                          f"Closest: {f.closest}. Untested: {f.untested}.", ""]  # fmt: skip
-            lines += [head, rule]
-            lines += [row_line(s) for s in rows_of]
+                lines += _lines("Readings tried: " + "; ".join(f.readings) + f". Closest: {f.closest}. "
+                                f"Untested: {f.untested}.")  # fmt: skip
+            lines += ["", *table(rows_of)]
         rest = [s for s in mine if s.key not in covered]
         if rest:
-            lines += ["", "### explained rows under no finding", "", head, rule, *(row_line(s) for s in rest)]
+            lines += ["", "### explained rows under no finding", "", *table(rest)]
+        if elsewhere:
+            counted = ", ".join(f"{elsewhere.count(k)} {k}" for k in dict.fromkeys(elsewhere))
+            lines += ["", f"Findings run at another profile only (its ERRATA.md): {counted}."]
     return "\n".join(lines) + "\n"
 
 
-def write_errata(specs: Iterable[ClaimSpec], root: Path, profile: str = "quick") -> Path:
-    """Write ``ERRATA.md`` of ``profile`` into its figures folder under ``root`` (``root/ERRATA.md`` for quick,
-    ``root/paper/ERRATA.md`` for paper): our values of ``profile`` first, then those of the other profiles'
-    ``claims.csv`` that exist.  Another profile's ``ERRATA.md`` is never rewritten."""
+def errata_text(specs: Iterable[ClaimSpec], root: Path, profile: str = "quick") -> str:
+    """``ERRATA.md`` of ``profile`` from the ``claims.csv`` of the profiles under ``root`` (the figures folder): our
+    values of ``profile`` first, then those of the other profiles' ``claims.csv`` that exist."""
     check_choice("profile", profile, PROFILES)
     order = [profile, *(p for p in PROFILES if p != profile)]
     results = {p: _read_optional(profile_figures_dir(p, root) / "claims.csv") for p in order}
     results = {p: rows for p, rows in results.items() if rows or p == profile}
-    text = errata_markdown(specs, results, sources.findings())
+    return errata_markdown(specs, results, sources.findings())
+
+
+def write_errata(specs: Iterable[ClaimSpec], root: Path, profile: str = "quick") -> Path:
+    """Write ``ERRATA.md`` of ``profile`` (:func:`errata_text`) into its figures folder under ``root``
+    (``root/ERRATA.md`` for quick, ``root/paper/ERRATA.md`` for paper).  Another profile's ``ERRATA.md`` is never
+    rewritten."""
+    text = errata_text(specs, root, profile)
     return atomic_write_text(profile_figures_dir(profile, root) / "ERRATA.md", text)

@@ -1,6 +1,8 @@
 """Audit claims of paper 001 (issue 42): the authors' batch-mean clipping is not ISRL-DP at the ε the paper claims.
 
-Each row is ``derived``: our value is a bool computed by :func:`dpcore.papers.p001_isrl.audit_modes.mode_audits`
+Each row is an ``audit`` row (our check of the authors' code, counted apart from the paper's numbers, under
+the ``audit`` finding ``authors_batch_mean_audited``).
+Our value is a bool computed by :func:`dpcore.papers.p001_isrl.audit_modes.mode_audits`
 (toy silo n = 16, R = 4, App. I's K and σ at ε = 2, δ = 1/n²; the GDP-style silo audit
 :func:`dpcore.audit.silo_gdp.audit_silo_gdp`, 95 %).  The authors' mode: "the audit's lower bound exceeds the
 claimed ε"; the reference (Algorithm 2, per-record clipping at the same σ): "the lower bound stays at or below the
@@ -26,9 +28,9 @@ REFERENCE_KEY = "audit.modes.algorithm2_per_record.lower_bound_within_claim"
 AUDIT_SPECS: tuple[ClaimSpec, ...] = (
     ClaimSpec("001", MODE_KEY, "privacy audit (authors' modes)",
               "the authors' batch-mean clipping (insurance script, App. I's σ) is not (ε_claimed, 1/n²)-ISRL-DP: "
-              "audited ε lower bound > claimed ε", True, "derived", _HOW + "lower bound > claim"),
+              "audited ε lower bound > claimed ε", True, "audit", _HOW + "lower bound > claim"),
     ClaimSpec("001", REFERENCE_KEY, "privacy audit (authors' modes)",
-              "Algorithm 2 (per-record clipping) at the same σ: audited ε lower bound ≤ claimed ε", True, "derived",
+              "Algorithm 2 (per-record clipping) at the same σ: audited ε lower bound ≤ claimed ε", True, "audit",
               _HOW + "lower bound ≤ claim"),
 )  # fmt: skip
 AUDIT_CLAIMS = specs_by_key(AUDIT_SPECS)

@@ -474,7 +474,7 @@ FINDINGS: tuple[Finding, ...] = (
             ),
             closest="the authors' script's noise, which is not the printed mechanism",
             untested="the authors' exact preprocessing of the obesity data"),
-    Finding("001", "authors_batch_mean_audited", "reproduced",
+    Finding("001", "authors_batch_mean_audited", "audit",
             "Audited at toy scale (one silo's messages, GDP-style estimator, 95 %), the authors' batch-mean clipping "
             "has ε ≥ 12.47 where the paper claims 2; per-record clipping (Algorithm 2) at the same σ stays within it "
             "(ε ≥ 1.02).", "the authors' batch-mean clipping fails an audit at the claimed ε", True,

@@ -1,6 +1,8 @@
 """Audit claims of paper 002 (issue 42): the authors' configuration is not DP at the Table I column's ε.
 
-Each row is ``derived``: our value is a bool computed by :func:`dpcore.papers.p002_modelmix.audit_modes.mode_audits`
+Each row is an ``audit`` row (our check of the authors' code, counted apart from the paper's numbers, under
+the ``audit`` finding ``authors_configuration_audited``).
+Our value is a bool computed by :func:`dpcore.papers.p002_modelmix.audit_modes.mode_audits`
 (toy ModelMix run and the authors' private normalisation, σ = 8, median thresholds; the GDP audit of the released
 channel mean, :func:`dpcore.audit.normalization.audit_normalization_gdp`, 95 %, δ = 1e-5).  At the column ε = 0.2:
 "the audit's lower bound exceeds the column ε" (the normalisation alone leaks more than the column); at ε = 1.0
@@ -26,10 +28,10 @@ REFERENCE_KEY = "audit.modes.authors_configuration.eps1.lower_bound_within_claim
 AUDIT_SPECS: tuple[ClaimSpec, ...] = (
     ClaimSpec("002", MODE_KEY, "privacy audit (authors' modes)",
               "the authors' configuration (private normalisation sigma = 8 + ModelMix at the column's eps) is not "
-              "(0.2, 1e-5)-DP: audited eps lower bound > the Table I column eps 0.2", True, "derived",
+              "(0.2, 1e-5)-DP: audited eps lower bound > the Table I column eps 0.2", True, "audit",
               _HOW + "lower bound > 0.2"),
     ClaimSpec("002", REFERENCE_KEY, "privacy audit (authors' modes)",
-              "the authors' configuration at the column eps = 1.0: audited eps lower bound <= 1.0", True, "derived",
+              "the authors' configuration at the column eps = 1.0: audited eps lower bound <= 1.0", True, "audit",
               _HOW + "lower bound <= 1.0"),
 )  # fmt: skip
 AUDIT_CLAIMS = specs_by_key(AUDIT_SPECS)

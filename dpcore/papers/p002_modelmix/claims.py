@@ -654,7 +654,7 @@ FINDINGS: tuple[Finding, ...] = (
             "§5.3's transfer ε = 0.64 matches neither length of Appendix E's schedule (0.579 over 1,500 iterations, "
             "0.763 over 2,700).", "§5.3's transfer ε matches neither schedule", False, ("sec5.3.transfer_eps.*",),
             "dpcore.papers.p002_modelmix.section5, notebook modelmix_accountant"),
-    Finding("002", "authors_configuration_audited", "reproduced",
+    Finding("002", "authors_configuration_audited", "audit",
             "Audited at toy scale from the released channel mean alone (GDP estimator, 95 %), the authors' "
             "configuration is not (0.2, 1e-5)-DP: its private normalisation alone gives ε ≥ 0.349; at the ε = 1 "
             "column the bound (0.390) stays within.", "the authors' configuration fails an audit at ε = 0.2", True,
