@@ -68,10 +68,14 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --config=etc/jupyter_server_config.py --ip=127.0.0.1 --no-browser --allow-root  # saves without outputs; browser shows notebooks/ and build/scratch/
 
 # The explorer notebooks (notebooks/explore/) as dashboards, code hidden; outputs go to build/scratch/, never figures/.
+# Template dpcore (dpcore/explore/dashboard.py, written to build/voila/): a landing page listing each explorer with
+# its title, and no CDN request (Voila's lab template fetches Font Awesome from cdn.jsdelivr.net; offline it fails).
 EXPLORE_PORT ?= 8866
 explore: $(STAMP)
+	$(PY) -m dpcore.explore.dashboard build/voila >/dev/null
 	@echo "explorers: http://127.0.0.1:$(EXPLORE_PORT)/ (Ctrl-C stops the server)"
-	$(VENV)/bin/voila --no-browser --Voila.ip=127.0.0.1 --port=$(EXPLORE_PORT) --strip_sources=True notebooks/explore
+	JUPYTER_PATH=$(CURDIR)/build/voila $(VENV)/bin/voila --no-browser --Voila.ip=127.0.0.1 --port=$(EXPLORE_PORT) \
+		--strip_sources=True --template=dpcore notebooks/explore
 
 # The documentation site -> build/docs/index.html (docs/build_site.py: from figures/, the claims and the
 # notebooks of the last `make figures`; never trains; Sphinx warnings are errors; writes nothing tracked).

@@ -1,0 +1,162 @@
+"""The Voilà site of the explorers (``make explore``): a landing page that lists each explorer with a one-line
+description, and pages that request nothing from the network.
+
+Voilà 0.5's templates reach a CDN for icon fonts, which fails offline: the ``lab`` notebook page links Font
+Awesome 5's ``all.min.css`` and ``v4-shims.min.css`` from cdn.jsdelivr.net (``voila/templates/lab/index.html.j2``,
+:data:`CDN_LINKS`), and every page extending ``voila/templates/base/page.html`` (the tree page) links Font
+Awesome 4.5 there, outside any block.  Voilà's own bundle (``static/voila-style.js``) already carries Font Awesome 5
+with its fonts, so nothing is lost without them.  :func:`write_template` writes the ``dpcore`` template
+(:data:`TEMPLATE`): the ``lab`` notebook page with :data:`CDN_LINKS` removed, and in place of Voilà's file list a
+self-contained landing page (no base page, no CDN) with one row per notebook of ``notebooks/explore/``: its link and
+its title, the first line of its first markdown cell (:func:`explorers`), so the description lives once, in the
+notebook.
+
+``python -m dpcore.explore.dashboard ROOT`` writes the template under ``ROOT/voila/templates/dpcore/``; Voilà finds
+it with ``JUPYTER_PATH=ROOT`` and ``--template=dpcore`` (the Makefile's ``explore`` target).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from dpcore.paths import notebooks_dir
+
+__all__ = ["TEMPLATE", "CDN_LINKS", "Explorer", "explorers", "landing_page", "write_template", "main"]
+
+#: The name of the Voilà template (``--template=dpcore``).
+TEMPLATE = "dpcore"
+#: The stylesheet links of Voilà's ``lab`` notebook page that fetch Font Awesome from a CDN (removed).
+CDN_LINKS: tuple[str, ...] = (
+    '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@^5/css/all.min.css" '
+    'type="text/css" />',
+    '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@^5/css/v4-shims.min.css" '
+    'type="text/css" />',
+)
+
+
+class Explorer(NamedTuple):
+    """One explorer notebook: its file name (relative to the served folder) and its one-line description."""
+
+    path: str
+    title: str
+
+
+def explorers(folder: Path | None = None) -> list[Explorer]:
+    """The notebooks of ``folder`` (default ``notebooks/explore/``), sorted by file name, each with the first line of
+    its first markdown cell, ``#`` marks removed; ``ValueError`` for a folder without notebooks or a notebook whose
+    first markdown cell does not open with a ``#`` title."""
+    root = Path(notebooks_dir() / "explore" if folder is None else folder)
+    paths = sorted(p for p in root.glob("*.ipynb") if p.is_file())
+    if not paths:
+        raise ValueError(f"folder must hold explorer notebooks (*.ipynb), found none in {root}")
+    out = []
+    for path in paths:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        markdown = next((c for c in cells if c.get("cell_type") == "markdown"), None)
+        source = "" if markdown is None else "".join(markdown.get("source", ""))
+        first = source.strip().splitlines()[0] if source.strip() else ""
+        if not first.startswith("#"):
+            raise ValueError(f"{path.name}: its first markdown cell must open with a '# title' line (the landing "
+                             f"page's description), got {first[:60]!r}")  # fmt: skip
+        out.append(Explorer(path.name, first.lstrip("#").strip()))
+    return out
+
+
+_LANDING = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>dpcore explorers</title>
+<style>
+  body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; background: #f5f5f5;
+         color: #212121; }}
+  main {{ max-width: 960px; margin: 48px auto; padding: 0 24px; }}
+  h1 {{ font-size: 1.6em; margin-bottom: 0.2em; }}
+  p.lead {{ color: #555; margin-top: 0; }}
+  ul.explorers {{ list-style: none; padding: 0; margin: 24px 0; background: #fff; border: 1px solid #ddd;
+                  border-radius: 4px; }}
+  ul.explorers li {{ border-bottom: 1px solid #eee; }}
+  ul.explorers li:last-child {{ border-bottom: none; }}
+  ul.explorers a {{ display: block; padding: 14px 18px; color: inherit; text-decoration: none; }}
+  ul.explorers a:hover {{ background: #eef4fb; }}
+  .title {{ font-weight: 600; color: #1565c0; }}
+  .file {{ color: #777; font-size: 0.85em; margin-left: 0.6em; }}
+</style>
+</head>
+<body>
+<main>
+<h1>dpcore explorers</h1>
+<p class="lead">Interactive views of the library's accountants and the papers' calculators. Each opens in a new
+tab and starts its own kernel; move a control and the numbers and curves are recomputed by the library.</p>
+<ul class="explorers">
+{rows}
+</ul>
+</main>
+</body>
+</html>
+"""
+
+
+def landing_page(entries: Sequence[Explorer]) -> str:
+    """The landing page (a Jinja template for Voilà's tree handler, which supplies ``base_url`` and ``query``): one
+    link per explorer to ``voila/render/<file>``, with its description; escaped for HTML and for Jinja."""
+    if not entries:
+        raise ValueError("entries must list at least one explorer")
+    rows = []
+    for entry in entries:
+        if not isinstance(entry, Explorer):
+            raise ValueError(f"entries must be Explorer values, got {entry!r}")
+        path, title = html.escape(entry.path), html.escape(entry.title)
+        rows.append(
+            f'<li><a href="{{{{ base_url }}}}voila/render/{{% raw %}}{path}{{% endraw %}}?{{{{ query }}}}" '
+            f'target="_blank" rel="noopener"><span class="title">{{% raw %}}{title}{{% endraw %}}</span>'
+            f'<span class="file">{{% raw %}}{path}{{% endraw %}}</span></a></li>'
+        )
+    return _LANDING.format(rows="\n".join(rows))
+
+
+_INDEX = """{{%- extends 'voila/templates/lab/index.html.j2' -%}}
+{{#- Voilà's lab notebook page without its Font Awesome CDN links (dpcore.explore.dashboard.CDN_LINKS): voila-style.js
+    bundles the same icons, and offline the CDN requests fail. -#}}
+{{%- block notebook_css -%}}
+{{{{ super(){replaces} }}}}
+{{%- endblock notebook_css -%}}
+"""
+
+
+def write_template(root: Path, folder: Path | None = None) -> Path:
+    """Write the ``dpcore`` Voilà template under ``root/voila/templates/dpcore/`` (``conf.json``, the notebook page
+    ``index.html.j2``, the landing page as ``tree.html`` and ``tree-lab.html``) for the notebooks of ``folder``
+    (default ``notebooks/explore/``); returns the template's folder.  Files of an earlier call are replaced."""
+    entries = explorers(folder)
+    target = Path(root) / "voila" / "templates" / TEMPLATE
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "conf.json").write_text(json.dumps({"base_template": "lab"}, indent=2) + "\n", encoding="utf-8")
+    replaces = "".join(f" | replace({json.dumps(link)}, '')" for link in CDN_LINKS)
+    (target / "index.html.j2").write_text(_INDEX.format(replaces=replaces), encoding="utf-8")
+    page = landing_page(entries)
+    for name in ("tree.html", "tree-lab.html"):  # Voilà's classic and lab file lists: both are the landing page
+        (target / name).write_text(page, encoding="utf-8")
+    return target
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m dpcore.explore.dashboard ROOT [--notebooks FOLDER]``: write the template, print its folder."""
+    parser = argparse.ArgumentParser(prog="python -m dpcore.explore.dashboard", description=__doc__.split("\n")[0])
+    parser.add_argument("root", type=Path, help="folder to use as JUPYTER_PATH (the template goes to voila/templates/)")
+    parser.add_argument(
+        "--notebooks", type=Path, default=None, help="the explorer notebooks (default notebooks/explore)"
+    )
+    args = parser.parse_args(argv)
+    print(write_template(args.root, args.notebooks))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
