@@ -5,7 +5,9 @@ This package is library: it knows no paper (``tests/test_layout.py``).  It holds
 * :mod:`~dpcore.explore.widgets`: :class:`~dpcore.explore.widgets.Explorer` (controls, a read-out of named numbers,
   a plot redrawn in place, a "computing…" state) and :class:`~dpcore.explore.widgets.View`;
 * :mod:`~dpcore.explore.dpsgd`: the DP-SGD explorer (every accountant of :mod:`dpcore.accounting.dpsgd`, and the
-  inverse, σ for a target ε).
+  inverse, σ for a target ε);
+* :mod:`~dpcore.explore.dashboard`: the Voilà template of ``make explore`` (a landing page listing the explorers, no
+  CDN request).
 
 Each paper's explorer lives in its paper package, on top of these widgets: :mod:`dpcore.papers.p000_proactive.explore`
 (Proactive-DP calculator), :mod:`dpcore.papers.p001_isrl.explore` (ISRL-DP noise per silo),
