@@ -27,7 +27,7 @@ from dpcore.claims import (
 )
 from dpcore.papers import all_specs, findings, gpu_keys, notebook_claims
 from dpcore.paths import figures_dir, repo_root
-from dpcore.runner import committed_summaries
+from dpcore.runner import claim_problems, committed_summaries
 
 PAPERS = sorted({s.paper for s in all_specs()})
 
@@ -75,6 +75,15 @@ def test_a_training_claim_with_a_plain_erratum_is_reported():
 def test_findings_match_the_committed_claims(profile_dir):
     rows = _rows(profile_dir)
     assert rows and finding_problems(findings(), all_specs(), rows) == []
+
+
+@pytest.mark.parametrize("profile", ["quick", "paper"])
+def test_committed_rows_follow_their_specs(profile):
+    """Paper value, source and status of every committed row follow from the current specification (a claim moved
+    to ``source = audit`` without re-deriving its rows is caught at both profiles, not only by make test's quick
+    check)."""
+    rows = _rows("paper" if profile == "paper" else "")
+    assert claim_problems(rows, all_specs(), profile=profile) == []
 
 
 def test_a_mislabelled_or_missing_finding_is_reported():
