@@ -63,6 +63,8 @@ __all__ = [
     "ShiftBound",
     "residual_bound",
     "ModelMixAudit",
+    "audit_ceiling",
+    "ceiling_text",
     "audit_modelmix",
 ]
 
@@ -448,6 +450,23 @@ class ModelMixAudit:
     toy: ToyEpsilon  # ε of the toy as run (the ceiling of any audit of it)
 
 
+def audit_ceiling(toy: ToyEpsilon, claimed: float) -> tuple[float, float]:
+    """The largest ratio (lower bound / ``claimed``) a valid audit of the toy can reach: its exact ε over the claim,
+    at the Monte-Carlo estimate and at the MC's upper confidence bound (``toy.epsilon``, ``toy.epsilon_upper``)."""
+    if not isinstance(toy, ToyEpsilon):
+        raise ValueError(f"toy must be a ToyEpsilon, got {type(toy).__name__}")
+    claimed = check_positive("claimed", claimed)
+    return toy.epsilon / claimed, toy.epsilon_upper / claimed
+
+
+def ceiling_text(toy: ToyEpsilon, claimed: float) -> str:
+    """How every table quotes :func:`audit_ceiling`: 'no valid audit of this toy exceeds ratio 0.83 (MC estimate;
+    0.84 at its upper confidence bound)'."""
+    point, upper = audit_ceiling(toy, claimed)
+    return (f"no valid audit of this toy exceeds ratio {point:.2f} (MC estimate; {upper:.2f} at its "
+            f"{100 * toy.confidence:g} % upper bound)")  # fmt: skip
+
+
 def audit_modelmix(
     setting: DiracSetting, runs: int, *, delta: float, confidence: float = 0.95, seed: int = 0,
     mc_samples: int = 400_000, mechanism: str = "ModelMix, released iterates",
@@ -502,8 +521,7 @@ def audit_modelmix(
     where = (f"exact ε of the toy as run {toy.epsilon:.3f} [{toy.epsilon_lower:.3f}, {toy.epsilon_upper:.3f}]"
              f" (MC, {toy.samples} trajectories per world), of the accountant's model (width τD = {tau:g} every "
              f"step) {exact[0]:.3f}–{exact[1]:.3f} (PLD bracket); accountant (RDP) {claimed:.3f}: the accountant is "
-             f"loose by ×{claimed / toy.epsilon:.2f}, so no valid audit of this toy exceeds ratio "
-             f"{toy.epsilon_upper / claimed:.2f}")  # fmt: skip
+             f"loose by ×{claimed / toy.epsilon:.2f}, so {ceiling_text(toy, claimed)}")  # fmt: skip
     threat = ThreatModel("all", "add/remove", canary, "many-runs", confidence, held)
     threshold = AuditResult(
         f"{mechanism}, exact LR score, threshold", threat, bound.epsilon, bound.point, claimed, delta,
@@ -519,5 +537,6 @@ def audit_modelmix(
                      f"bound; assumes the toy mechanism with unknown (c, s) (asymptotic normal moments); {where}; "
                      f"this bound is {fam / toy.epsilon:.2f} of the toy's ε at {runs} runs per world (θ_lb/θ = "
                      f"{shift.theta_lower * s / c:.3f}: the statistical factor)"),
+        parameter_lower=shift.theta_lower, parameter_point=shift.theta,
     )  # fmt: skip
     return ModelMixAudit(threshold, family, shift, exact, toy)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
 from dpcore.validation import check_choice, check_open_unit, check_positive_int
@@ -72,6 +73,10 @@ class AuditResult:
     threshold: float
     claim: str = "accountant"  # CLAIMS: what epsilon_claimed is (a proven bound, or a labelled heuristic)
     claim_label: str = ""  # how epsilon_claimed was computed
+    #: a family bound's parameter (μ per step, θ): its lower confidence bound and point estimate, from which
+    #: epsilon_lower / epsilon_point follow (NaN for distribution-free bounds; not part of :meth:`as_row`)
+    parameter_lower: float = math.nan
+    parameter_point: float = math.nan
 
     def __post_init__(self) -> None:
         check_choice("claim", self.claim, CLAIMS)

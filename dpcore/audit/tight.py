@@ -40,7 +40,7 @@ from dpcore.accounting.records import epsilon_for_record
 from dpcore.accounting.run_record import RunRecord
 from dpcore.audit.dirac import DiracSetting, dirac_updates, one_run_guesses
 from dpcore.audit.estimators import one_run_epsilon
-from dpcore.audit.fdp_one_run import one_run_family_bound
+from dpcore.audit.fdp_one_run import FamilyOneRunBound, one_run_family_bound
 from dpcore.audit.gdp import GaussianShift, gaussian_shift, gdp_epsilon
 from dpcore.audit.shuffled import ShuffleSetting, shuffled_scores, shuffled_updates
 from dpcore.audit.threat import ITERATES, AuditResult, ThreatModel
@@ -52,6 +52,7 @@ __all__ = [
     "sum_release_epsilon",
     "last_iterate_shift",
     "audit_dirac_gdp",
+    "one_run_bounds",
     "audit_one_run_family",
     "audit_shuffled_gdp",
 ]
@@ -189,7 +190,33 @@ def audit_dirac_gdp(
     return AuditResult(
         mechanism, threat, bound.epsilon, bound.point, claimed, delta, score, math.nan,
         claim_label=f"GDP estimator (μ_lb = {shift.mu_lower:.4f}, μ̂ = {shift.mu:.4f}; {shift.method}); {what}",
+        parameter_lower=shift.mu_lower, parameter_point=shift.mu,
     )  # fmt: skip
+
+
+def one_run_bounds(
+    setting: DiracSetting, record: RunRecord, *, guesses: int, correct: int, delta: float, confidence: float = 0.95
+) -> tuple[FamilyOneRunBound, float]:
+    """The two bounds of :func:`audit_one_run_family` from a count: ``correct`` right guesses of ``guesses`` with
+    m = ``setting.block`` canaries in a run that ``record`` describes -- the family bound (Mahloujifar et al.'s
+    recursion with the subsampled-Gaussian family of the record's accountant, θ = per-step μ) and Steinke et al.'s
+    (ε, δ) bound."""
+    if not isinstance(setting, DiracSetting):
+        raise ValueError("setting must be a DiracSetting")
+    if not isinstance(record, RunRecord):
+        raise ValueError(f"record must be a RunRecord, got {type(record).__name__}")
+    delta = check_open_unit("delta", delta)
+    confidence = check_open_unit("confidence", confidence)
+    m, q, steps = setting.block, setting.sample_rate, setting.steps
+    c = min(setting.canary, setting.clip_norm)
+    compose = record_family(record, c)
+
+    def delta_of(theta: float, eps: float) -> float:
+        return pld_delta(c / (theta * setting.clip_norm), sample_rate=q, steps=steps, epsilon=eps)
+
+    fam = one_run_family_bound(m, guesses, correct, delta_of=delta_of, epsilon_of=compose, delta=delta,
+                               confidence=confidence, theta_max=5.0, tol=2e-3, method="recursive")  # fmt: skip
+    return fam, float(one_run_epsilon(m, guesses, correct, delta=delta, confidence=confidence))
 
 
 def audit_one_run_family(
@@ -211,16 +238,9 @@ def audit_one_run_family(
     confidence = check_open_unit("confidence", confidence)
     m, correct, record = one_run_guesses(setting, guesses=guesses, seed=seed)
     claimed = float(epsilon_for_record(record, delta))
-    q, steps = setting.sample_rate, setting.steps
     c = min(setting.canary, setting.clip_norm)
-    compose = record_family(record, c)
-
-    def delta_of(theta: float, eps: float) -> float:
-        return pld_delta(c / (theta * setting.clip_norm), sample_rate=q, steps=steps, epsilon=eps)
-
-    fam = one_run_family_bound(m, guesses, correct, delta_of=delta_of, epsilon_of=compose, delta=delta,
-                               confidence=confidence, theta_max=5.0, tol=2e-3, method="recursive")  # fmt: skip
-    plain = one_run_epsilon(m, guesses, correct, delta=delta, confidence=confidence)
+    fam, plain = one_run_bounds(setting, record, guesses=guesses, correct=correct, delta=delta,
+                                confidence=confidence)  # fmt: skip
     canary = (
         f"{m} gradient-space Dirac canaries of norm {setting.canary:g}, each in w.p. 1/2; "
         f"{correct}/{guesses} guesses right"
@@ -242,6 +262,7 @@ def audit_one_run_family(
             "likelihood",
             math.nan,
             claim_label=label,
+            parameter_lower=fam.theta_lower if est == "one-run-fdp" else math.nan,
         )  # fmt: skip
         for est, eps, name, label in rows
     ]
@@ -293,4 +314,5 @@ def audit_shuffled_gdp(
         name, threat, bound.epsilon, bound.point, float(epsilon_for_record(record, delta)), delta, "known", math.nan,
         claim_label=f"GDP estimator (μ_lb = {bound.shift.mu_lower:.4f}, μ̂ = {bound.shift.mu:.4f}); accountant: "
         f"record σ = {record.noise_multiplier:g}",
+        parameter_lower=bound.shift.mu_lower, parameter_point=bound.shift.mu,
     )  # fmt: skip

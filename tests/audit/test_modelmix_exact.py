@@ -156,3 +156,18 @@ def test_the_gaussian_shift_audit_refuses_modelmix():
     mixed = DiracSetting(2.0, 0.5, 8, block=10, reduce="mean", modelmix_tau_ratio=0.02)
     with pytest.raises(ValueError, match="modelmix_tau_ratio.*audit_modelmix"):
         audit_dirac_gdp(mixed, 10, delta=1e-3)
+
+
+def test_audit_ceiling_is_quoted_one_way():
+    """The ModelMix ceiling (the toy's exact ε over the claim) is quoted by one function in every table."""
+    from dpcore.audit.modelmix_exact import ToyEpsilon, audit_ceiling, ceiling_text
+
+    toy = ToyEpsilon(1.832, 1.815, 1.851, 400_000, 0.95)
+    point, upper = audit_ceiling(toy, 2.205)
+    assert point == pytest.approx(1.832 / 2.205) and upper == pytest.approx(1.851 / 2.205)
+    assert ceiling_text(toy, 2.205) == ("no valid audit of this toy exceeds ratio 0.83 (MC estimate; 0.84 at its "
+                                        "95 % upper bound)")  # fmt: skip
+    with pytest.raises(ValueError, match="toy"):
+        audit_ceiling(1.8, 2.2)
+    with pytest.raises(ValueError, match="claimed"):
+        audit_ceiling(toy, 0.0)

@@ -20,6 +20,7 @@ from dpcore.audit.tight import (
     audit_one_run_family,
     audit_shuffled_gdp,
     last_iterate_shift,
+    one_run_bounds,
     record_family,
     sum_release_delta,
     sum_release_epsilon,
@@ -114,6 +115,18 @@ def test_record_family_is_the_records_own_accountant():
 def test_refusals_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_one_run_bounds_from_a_count_and_refusals():
+    setting = DiracSetting(**{**SMALL, "block": 1000})
+    record = dirac_updates(DiracSetting(**SMALL), 100, canary=False)[1]
+    fam, plain = one_run_bounds(setting, record, guesses=100, correct=90, delta=1e-5)
+    weak, _ = one_run_bounds(setting, record, guesses=100, correct=60, delta=1e-5)
+    assert fam.epsilon > weak.epsilon >= 0 and plain > 0 and fam.m == 1000
+    with pytest.raises(ValueError, match="record"):
+        one_run_bounds(setting, "record", guesses=100, correct=90, delta=1e-5)
+    with pytest.raises(ValueError, match="setting"):
+        one_run_bounds("setting", record, guesses=100, correct=90, delta=1e-5)
 
 
 def test_record_family_refuses_a_bad_canary():

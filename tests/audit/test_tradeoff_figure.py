@@ -41,3 +41,28 @@ def test_figure_and_refusals(audit):
         ts.dpsgd_tradeoff(runs=10)
     with pytest.raises(ValueError, match="epsilon_grid"):
         ts.dpsgd_tradeoff(runs=1000, epsilon_grid=np.array([1.0]))
+
+
+def test_tight_suite_reports_the_median_seed_with_its_spread_and_what_holds_it_back():
+    """run_tight_suite: the row is the median seed's audit (one draw), the spread and the share of seeds meeting the
+    goal beside it, and a note with the statistical factor; the block is the benchmark's (TIGHT_BLOCK); an even number
+    of seeds (no single median draw) and an unknown job are refused."""
+    df = ts.run_tight_suite(runs=500, one_run_canaries=1000, one_run_guesses=100, delta=1e-3, delta_small=1e-5,
+                            seeds=(0, 1, 2), jobs=("gdp_all", "gdp_last"))  # fmt: skip
+    per_seed = ts.tight_seed_rows(runs=500, one_run_canaries=1000, one_run_guesses=100, delta=1e-3,
+                                  delta_small=1e-5, seed=int(df.seed[0]), jobs=("gdp_all",))  # fmt: skip
+    assert list(df.label) == ["gdp_all", "gdp_last"] and (df.seeds == 3).all()
+    row = df.iloc[0]
+    assert row.ratio == pytest.approx(per_seed[0]["ratio"])  # the median seed's own draw
+    assert row.ratio_min <= row.ratio <= row.ratio_max and 0 <= row.share_goal_met <= 1
+    assert "μ_lb/μ̂" in row.note and f"seed {int(row.seed)} is the median of 3 seeds" in row.note
+    assert "ceiling of any last-iterate audit" in df.note[1] and 0.95 < df.ceiling[1] < 1.0
+    assert ts.tight_settings()[0].block == ts.TIGHT_BLOCK
+    mixed = ts.tight_settings(500)[1]
+    assert mixed.modelmix_tau_ratio * mixed.sample_rate * mixed.block == pytest.approx(ts.MODELMIX_TAU_D)
+    with pytest.raises(ValueError, match="seeds"):
+        ts.run_tight_suite(runs=500, one_run_canaries=1000, one_run_guesses=100, delta=1e-3, delta_small=1e-5,
+                           seeds=(0, 1), jobs=("gdp_all",))  # fmt: skip
+    with pytest.raises(ValueError, match="jobs"):
+        ts.tight_seed_rows(runs=500, one_run_canaries=1000, one_run_guesses=100, delta=1e-3, delta_small=1e-5,
+                           jobs=("gdp_first",))  # fmt: skip
