@@ -210,6 +210,15 @@ def test_claim_dictionaries_use_existing_keys():
     mnist = analysis.mnist_claims({12: _result([0.3, 0.125, 0.12], [0.3, 0.25, 0.2], 0.12, 0.13,
                                                epsilons=(1.5, 12.0, 18.0), m=12)}, [12])
     assert set(mnist) <= set(CLAIMS) and mnist["fig4.M=12.beats_nonprivate_local_from_eps"][0] == 12.0
+    # App. I.1's Fig. 7 (M = 18): Fig. 4's two statements, keyed by its own figure (issue 41)
+    fig7 = _result([0.3, 0.2, 0.19], [0.35, 0.25, 0.2], 0.13, 0.21, epsilons=(1.5, 12.0, 18.0), m=18)
+    both = analysis.mnist_claims({12: fig7, 18: fig7}, [12], [18])
+    assert {k for k in both if k.startswith("fig7.")} == {"fig7.M=18.beats_nonprivate_local_from_eps",
+                                                         "fig7.M=18.mb_beats_isrl_local"} and set(both) <= set(CLAIMS)
+    assert both["fig7.M=18.beats_nonprivate_local_from_eps"][0] == 12.0 and both["fig7.M=18.mb_beats_isrl_local"][0]
+    assert CLAIMS["fig7.M=18.beats_nonprivate_local_from_eps"].scale == "full"
+    with pytest.raises(ValueError, match="fig7_silos_per_round"):
+        analysis.mnist_claims({12: fig7}, [12], [18])
     obesity_result = _result([0.8, 0.7, 0.6], [0.78, 0.72, 0.62], 0.5, 0.45, epsilons=(0.5, 3.0, 9.0))
     authors = pd.DataFrame({"M": 3, "epsilon": [0.5, 3.0, 9.0], "gain_vs_isrl_local_sgd": [0.2, 0.25, 0.1]})
     obesity = analysis.obesity_claims({3: obesity_result}, authors)
@@ -274,8 +283,8 @@ def test_notebooks_own_every_claim_once():
     from dpcore.papers.p001_isrl.claims import NOTEBOOKS
 
     keys = [k for nb in NOTEBOOKS for k in nb.keys]
-    # Fig. 3: 28, mode: 4, App. I.2's N_0: 2, audited modes (issue 42): 2
-    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28 + 4 + 2 + 2
+    # Fig. 3: 28, mode: 4, App. I.2's N_0: 2, audited modes (issue 42): 2, Fig. 7 (M = 18, issue 41): 2
+    assert sorted(keys) == sorted(CLAIMS) and len(keys) == len(set(keys)) == 99 + 28 + 4 + 2 + 2 + 2
     assert {nb.notebook for nb in NOTEBOOKS} == {f"001_isrl_dp/{n}" for n in
                                                  ("privacy_accounting", "mnist_logistic", "insurance_linear",
                                                   "obesity_softmax")} | {"audit/privacy_audit"}  # fmt: skip
@@ -344,6 +353,7 @@ def test_quick_notebooks_report_every_claim_they_own_with_a_reason():
         k, epsilons=p["epsilons"], silos_per_round=p["fig4_silos_per_round"]))  # fmt: skip
     assert set(rows) == {s.key for s in MNIST_SPECS}
     assert rows["fig4.M=25.mb_beats_isrl_local"].note.startswith("panel M = 25 not in this profile")
+    assert rows["fig7.M=18.mb_beats_isrl_local"].note.startswith("panel M = 18 not in this profile")
 
     log = ClaimsLog()
     p = _quick("insurance_linear")
