@@ -160,7 +160,8 @@ def markdown(rows: list[dict], expected: list[dict], runs: list[int], *, delta: 
         "ModelMix RDP bound (`dpcore.accounting.modelmix`). Cell: 95 % lower bound / accountant ε, median [min, max] "
         f"over {len(seeds)} seeds ({seeds_text}), how many seeds reach the goal, and the median CPU seconds of one "
         "audit (both worlds, one thread; the two ModelMix rows come from one audit, with its Monte-Carlo ε), measured "
-        "in one invocation of `benchmarks/audit_tightness.py` with the machine's other work paused. The "
+        "in one invocation of `benchmarks/audit_tightness.py` (two worker processes, the background training "
+        "paused; CPU seconds are per process). The "
         "privacy-audit notebook's `audit_tightness.csv` reports the median seed of the 2,000-runs column.",
         "",
         head,
@@ -189,6 +190,13 @@ def markdown(rows: list[dict], expected: list[dict], runs: list[int], *, delta: 
               "estimate; the bound's width shrinks as 1/√runs. "
               + (f"Every seed reaches {GOALS['gdp_all']:.2f} first at {min(reach):,} runs per world."
                  if reach else f"No column has every seed at {GOALS['gdp_all']:.2f} or above.")]  # fmt: skip
+    over = [r for r in rows if r["label"] in ("gdp_all", "gdp_last") and r["ratio"] > r["ceiling"]]
+    gdp_cells = [r for r in rows if r["label"] in ("gdp_all", "gdp_last")]
+    lines += ["", f"A valid 95 % lower bound exceeds the truth in at most 5 % of draws: here {len(over)} of the "
+              f"{len(gdp_cells)} GDP audits (all and last iterate, every column) lie above their ceiling ("
+              + ("; ".join(f"{NAMES[r['label']]}, {r['runs_per_world']:,} runs, seed {r['seed']}: {r['ratio']:.3f} > "
+                           f"{r['ceiling']:.3f}" for r in over) or "none")
+              + ")."]  # fmt: skip
     last = at("gdp_last", n0)
     lines += ["", f"**GDP, last iterate**: capped by the exact ε of releasing the sum (c·Binomial(T, q) + N(0, T s²)) "
               f"at the true μ, {_median(last, 'ceiling'):.3f} of the accountant's ε: no last-iterate audit can exceed "
@@ -251,7 +259,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--guesses", type=int, nargs="+", default=list(GUESSES))
     parser.add_argument("--out", type=Path, default=HERE / "audit_tightness.md")
+    parser.add_argument("--from-json", action="store_true",
+                        help="re-render the markdown from the .json of the last measurement (no measuring)")
     args = parser.parse_args()
+    if args.from_json:
+        data = json.loads(args.out.with_suffix(".json").read_text(encoding="utf-8"))
+        runs = sorted({r["runs_per_world"] for r in data["rows"] if r["runs_per_world"] > 1})
+        seeds = sorted({r["seed"] for r in data["rows"]})
+        args.out.write_text(markdown(data["rows"], data["expected"], runs, delta=args.delta, seeds=seeds),
+                            encoding="utf-8")  # fmt: skip
+        return
     start = time.perf_counter()
     if ONE_RUN["guesses"] not in args.guesses:
         parser.error(f"--guesses must include the notebook's {ONE_RUN['guesses']}")
