@@ -3,7 +3,10 @@ the GDP estimator with every update / the last iterate observed, ModelMix's rele
 exact trajectory likelihood ratio and the exact toy curve (:mod:`dpcore.audit.modelmix_exact`: a family row
 ``gdp_modelmix`` and a distribution-free row ``modelmix_lr``), and the one-run game bounded
 under the accountant's trade-off family beside Steinke et al.'s (ε, δ) bound (:mod:`dpcore.audit.tight`).  Each row
-carries the goal of the issue (ratio lower bound / accountant ε) and whether it is met.  Also the empirical trade-off
+carries the goal of the issue (ratio lower bound / accountant ε) and whether it is met.  One rule for the notebook and
+``benchmarks/audit_tightness.py``: the same settings and trainer block (:func:`tight_settings`, :data:`TIGHT_BLOCK`)
+and the same per-seed audits (:func:`tight_seed_rows`); the notebook's row is the median of :data:`TIGHT_SEEDS`,
+with its spread and what holds it back (:func:`run_tight_suite`).  Also the empirical trade-off
 curve of the all-iterates audit (FPR/FNR of the likelihood-ratio score with simultaneous DKW bands,
 :func:`dpcore.audit.gdp.empirical_tradeoff`) against the accountant's f-DP curve (:func:`dpsgd_tradeoff`,
 :func:`tradeoff_figure`; Nasr et al. 2023, §5, Fig. 2 draws the same comparison).
