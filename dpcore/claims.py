@@ -631,17 +631,20 @@ def compute_status(spec: ClaimSpec, our_value: Any, *, reduced: bool = False, in
     return "differs"
 
 
-_DATA_SET_NEEDS = re.compile(r"needs [^;]*(data|features|ImageNet|SimCLR|SVHN|Fashion-MNIST)|download-only", re.I)
+_DATA_SET_NEEDS = re.compile(
+    r"needs [^;]*(data|features|ImageNet|SimCLR|SVHN|Fashion-MNIST)|download-only|does not name|set is unnamed", re.I
+)
 
 
 def not_run_reason(row: Mapping, gpu_keys: Iterable[str] = ()) -> str:
     """Why a ``not-run`` row was not run, as one of :data:`NOT_RUN_REASONS` (the row's note has the details).
 
-    A note that says the claim needs data we do not have (a download-only or unavailable data set, features
-    pretrained on other data) -> "needs a data set we do not have"; otherwise, at the quick profile (the
-    reduced one by definition) -> "reduced at this profile"; at the paper profile, a key matching one of the
-    paper's ``gpu_keys`` globs (its grids that need a GPU: ``GPU_KEYS`` in its claims module) -> "needs a GPU",
-    else "needs CPU time not yet spent".  Raises ``ValueError`` for a row that is not ``not-run``.
+    A note that says the claim needs data we do not have (a download-only or unavailable data set, one the
+    paper does not name, features pretrained on other data) -> "needs a data set we do not have"; otherwise,
+    at the quick profile (the reduced one by definition) -> "reduced at this profile"; at the paper profile, a
+    key matching one of the paper's ``gpu_keys`` globs (its grids that need a GPU: ``GPU_KEYS`` in its claims
+    module) -> "needs a GPU", else "needs CPU time not yet spent".  Raises ``ValueError`` for a row that is not
+    ``not-run``.
     """
     if row.get("status") != "not-run":
         raise ValueError(f"row must be a not-run row, got status {row.get('status')!r} ({row.get('key')})")

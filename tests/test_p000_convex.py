@@ -12,8 +12,10 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from dpcore.claims import ClaimsLog  # noqa: E402
 from dpcore.papers.p000_proactive import convex as cv  # noqa: E402
 from dpcore.papers.p000_proactive import convex_figures as cf  # noqa: E402
+from dpcore.papers.p000_proactive.claims import CONVEX_CLAIMS  # noqa: E402
 from dpcore.papers.p000_proactive.tables import TABLES_6_8  # noqa: E402
 
 
@@ -105,6 +107,48 @@ def test_epsilon_rows_paper_and_theorem():
         cv.epsilon_rows("exact")
 
 
+def test_majority_rate_and_the_floor_decides_on_the_runs_above_it():
+    """Issue 41: a comparison whose runs both end at or below the majority-class rate (the constant predictor) is
+    left out; a claim decided on the others says so, one with none left is undecided."""
+    assert cv.majority_rate(np.array([0, 0, 0, 1])) == 0.75 and cv.majority_rate(np.array([-1, 1, 1, 1, 1])) == 0.8
+    with pytest.raises(ValueError, match="labels"):
+        cv.majority_rate(np.array([]))
+    objs = list(cv.OBJECTIVES)
+
+    def frames(s1, s26, e1, e2, noiseless, w_star):
+        ss = pd.DataFrame([dict(objective=o, s=s, seed=0, samples=1, accuracy=a, balanced_accuracy=0.5)
+                           for o in objs for s, a in ((1, s1), (26, s26))])
+        es = pd.DataFrame([dict(objective=o, mode=m, epsilon_label=e, seed=0, samples=1, accuracy=a,
+                                balanced_accuracy=0.5)
+                           for o in objs for m, e, a in (("paper", 0.04945, e1), ("paper", 0.1, e2),
+                                                         ("non-private, C = 0.1", np.inf, e2),
+                                                         ("non-private, no clipping", np.inf, noiseless))])
+        curves = pd.DataFrame([dict(objective=o, C=c, sigma=sig, accuracy=w_star, fraction=f)
+                               for o in objs for c in (0.075, 0.1) for sig, f in ((0, 1.0), (10, 0.95), (20, 0.5))])
+        return {"curves": curves, "s_sweep": ss, "eps_sweep": es}
+
+    # ijcnn1 at its constant predictor's 90.5 % (w* a few test rows above it: still not one point above)
+    results = {"ijcnn1": frames(0.88, 0.905, 0.905, 0.905, 0.914, 0.9051),
+               "a9a": frames(0.68, 0.79, 0.79, 0.82, 0.85, 0.84)}
+    floors = {"ijcnn1": 0.905, "a9a": 0.764}
+    values, why = cv.claim_values(results, floors), cv.undecided(results, floors)
+    assert why == {}
+    value, note = values["convex.s_sweep.larger_s_better"]
+    assert value is True and note.startswith("decided on the comparisons above the majority-class floor (the constant "
+                                             "predictor's accuracy + 1 point: ijcnn1 91.5 %, a9a 77.4 %); left out, at "
+                                             "or below it: ijcnn1 strongly convex, ijcnn1 plain convex | ")
+    assert values["convex.utility.smaller_C_larger_sigma"][0] is True  # a9a: the same σ at both C
+    alone = {"ijcnn1": results["ijcnn1"]}
+    why = cv.undecided(alone, {"ijcnn1": 0.905})
+    assert set(why) == {"convex.utility.smaller_C_larger_sigma", "convex.s_sweep.larger_s_better",
+                        "convex.eps_sweep.larger_eps_better", "convex.s_sweep.s26_within_10pct"}
+    assert "majority-class floor (the constant predictor's accuracy + 1 point: ijcnn1 91.5 %)" in why[
+        "convex.s_sweep.larger_s_better"]
+    row = ClaimsLog().check(CONVEX_CLAIMS["convex.s_sweep.larger_s_better"], True,
+                            inconclusive=why["convex.s_sweep.larger_s_better"])
+    assert row.status == "inconclusive"
+
+
 def test_objective_runs():
     strong = cv.objective_run("strongly convex", sigma=19.29962, N=10_000)
     plain = cv.objective_run("plain convex", sigma=19.29962, N=10_000)
@@ -131,9 +175,21 @@ def test_sweeps_loop_claims_and_figures(monkeypatch):
     with pytest.raises(ValueError, match="metric"):
         cv.proactive_loop(data, curves, models, metric="f1")
     results = {"a9a": {"curves": curves, "s_sweep": ss.replace({"s": {10: 26}}), "eps_sweep": es}}
-    values = cv.claim_values(results)
+    values = cv.claim_values(results, {"a9a": 0.5})
     assert values["convex.acc.eps0.04945"][0] is None and "a9a" in values["convex.acc.eps0.04945"][1]
     assert isinstance(values["convex.s_sweep.larger_s_better"][0], bool)
+    assert cv.undecided(results, {"a9a": 0.5}) == {}  # every run beats a coin
+    # issue 41: above the best run's accuracy, the floor (the constant predictor's) leaves nothing decided
+    top = max(ss.accuracy.max(), es.accuracy.max(), curves.accuracy.max())
+    floor = min(0.98, float(top))  # + the margin: above every run
+    at_chance = cv.undecided(results, {"a9a": floor})
+    assert set(at_chance) == {"convex.utility.smaller_C_larger_sigma", "convex.s_sweep.larger_s_better",
+                              "convex.eps_sweep.larger_eps_better", "convex.s_sweep.s26_within_10pct"}
+    assert all(f"a9a {100 * (floor + cv.MAJORITY_MARGIN):.1f} %" in reason for reason in at_chance.values())
+    with pytest.raises(ValueError, match="floors"):
+        cv.claim_values(results, {"ijcnn1": 0.9})
+    with pytest.raises(ValueError, match="majority-class rate"):
+        cv.undecided(results, {"a9a": 0.4})
     for fig in (
         cf.overview_figure(curves, ss, es, "strongly convex", title="t"),
         cf.utility_figure(curves, title="t"),

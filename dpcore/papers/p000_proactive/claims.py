@@ -1575,8 +1575,8 @@ TABLE_SPECS: tuple[ClaimSpec, ...] = (
 )
 
 _STANDIN = (
-    "The paper's LIBSVM set is unnamed (Sec. 4, App. D.1): our runs use the stand-ins ijcnn1 and a9a, so the printed "
-    "number is not compared (not-run); our values are in the note."
+    "Needs the paper's LIBSVM data set, which the paper does not name (Sec. 4, App. D.1): our runs use the stand-ins "
+    "ijcnn1 and a9a, so the printed number is not compared (not-run); our values are in the note."
 )
 _BOTH = "on both stand-ins (ijcnn1, a9a) and both objectives (strongly convex, plain convex)"
 
