@@ -1,7 +1,7 @@
 """The one noise calibrator (dpcore.accounting.calibrate.smallest_sigma): never overshoots, is tight to rtol,
 brackets in both directions, and refuses what it cannot answer naming the parameter.
 
-(Its extreme tolerances and far-away brackets are timed in ``tests/test_accounting_extremes.py``.)"""
+(Its extreme tolerances and far-away brackets are timed in ``tests/accounting/test_extremes.py``.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """dpcore.accounting.shuffled: round counts, the per-round and per-epoch laws of how many subsets touch the
 differentiating samples (against brute-force / closed forms), and the A_1 mixture's closed-form cases.
 (Paper 003's tables over these: ``tests/test_shuffling.py``; extreme epoch counts:
-``tests/test_accounting_extremes.py``.)"""
+``tests/accounting/test_extremes.py``.)"""
 
 from __future__ import annotations
 
