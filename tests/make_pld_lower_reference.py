@@ -1,4 +1,4 @@
-"""Generate tests/data/pld_lower_reference.json: certified lower bounds on the true ε of DP-SGD configurations,
+"""Generate tests/accounting/pld_lower_reference.json: certified lower bounds on the true ε of DP-SGD configurations,
 from dp_accounting's OPTIMISTIC privacy loss distribution (issue 26 §2; used by
 tests/accounting/test_pld_upper_bound.py).
 
@@ -34,7 +34,7 @@ import dp_accounting
 import numpy as np
 from dp_accounting.pld import privacy_loss_distribution as dp_pld
 
-OUT = Path(__file__).parent / "data" / "pld_lower_reference.json"
+OUT = Path(__file__).parent / "accounting" / "pld_lower_reference.json"
 SEED = 26
 RANDOM_SETTINGS = 20  # (σ, q, T) drawn at random, a third with σ < 0.5 ...
 DELTAS_PER_SETTING = 9  # ... each at this many δ (one composed PLD serves them all: the test stays fast)

@@ -6,7 +6,7 @@ The reference is dp_accounting's OPTIMISTIC PLD (every loss rounded down: its δ
 
 * :func:`test_never_below_the_certified_lower_bound` -- 200 configurations (25 composed PLDs, 4-9 δ each; five
   explicit extreme settings, among them the issue's q = 0.5, σ = 0.3, T = 1000, δ = 1e-8, and 20 random ones, a
-  third with σ < 0.5, T log-uniform up to 10⁶) cached in ``tests/data/pld_lower_reference.json`` by
+  third with σ < 0.5, T log-uniform up to 10⁶) cached in ``tests/accounting/pld_lower_reference.json`` by
   ``tests/make_pld_lower_reference.py`` (the slow part: dp_accounting's composition);
 * :func:`test_never_below_dp_accountings_optimistic_pld_live` -- the same comparison computed live (hypothesis),
   so that the test fails without the fixture's help.
@@ -30,7 +30,7 @@ from make_pld_lower_reference import LogSpaceDelta, eps_lower, reference
 from dpcore.accounting import pld as P
 from dpcore.accounting.pld import pld_epsilon
 
-FIXTURE = Path(__file__).parents[1] / "data" / "pld_lower_reference.json"
+FIXTURE = Path(__file__).parent / "pld_lower_reference.json"
 CASES = json.loads(FIXTURE.read_text())["cases"]
 REL = 1e-9  # float noise of the comparison (ours is above the bound by >= 8e-6 relative on the fixture)
 
