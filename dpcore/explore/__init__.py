@@ -14,7 +14,7 @@ Each paper's explorer lives in its paper package, on top of these widgets: :mod:
 :mod:`dpcore.papers.p002_modelmix.explore`, :mod:`dpcore.papers.p003_shuffling.explore` and
 :mod:`dpcore.papers.p004_contraction.explore`.  Each topic module holds ``compute(**values) -> View`` (a pure function
 from the controls' values to the numbers and curves shown, calling the library / paper functions and tested like
-them: ``tests/test_explore_*.py``), ``draw(view, fig)`` and ``build(**overrides)``.  Explorers write no file.
+them: ``tests/explore/``), ``draw(view, fig)`` and ``build(**overrides)``.  Explorers write no file.
 """
 
 #: The explorer notebooks of ``notebooks/explore/`` and the module each one builds.

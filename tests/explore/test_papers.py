@@ -126,7 +126,7 @@ def _explorer_notebooks() -> dict[str, dict]:
     import json
     from pathlib import Path
 
-    folder = Path(__file__).resolve().parents[1] / "notebooks" / "explore"
+    folder = Path(__file__).resolve().parents[2] / "notebooks" / "explore"
     return {p.stem: json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.ipynb"))}
 
 
