@@ -80,10 +80,10 @@ from dpcore.runner.discovery import (
     notebook_parameters,
 )
 from dpcore.runner.environment import (
-    REPEATABLE_ENV,  # noqa: F401  (tests/conftest.py, tests/test_repeatable.py)
+    REPEATABLE_ENV,  # noqa: F401  (tests/conftest.py, tests/runner/test_repeatable.py)
     numpy_avx512_targets,
 )
-from dpcore.runner.environment import repeatable_env as _repeatable_env  # noqa: F401  (tests/test_repeatable.py)
+from dpcore.runner.environment import repeatable_env as _repeatable_env  # noqa: F401  (tests/runner/test_repeatable.py)
 from dpcore.runner.errata import ROWS_SHOWN, errata_markdown, write_errata
 from dpcore.runner.execute import (
     ENGINE,  # noqa: F401
