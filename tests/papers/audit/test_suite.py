@@ -1,4 +1,4 @@
-"""The audit notebook's package: claims specs and the figure (the audits themselves: test_audit_dirac.py)."""
+"""The audit notebook's package: claims specs and the figure (the audits themselves: tests/audit/test_dirac.py)."""
 
 import matplotlib
 import pandas as pd
