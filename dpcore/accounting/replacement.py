@@ -11,7 +11,7 @@ is drawn c ~ Binomial(K, 1/n) times, so one round is a mixture of Gaussians:
   gradients antipodal (g' = −g, ‖g‖ = L).  Its PLD is built here from the exact hockey-stick curve of the pair
   (the privacy loss is monotone) with dp_accounting's pessimistic connect-the-dots discretisation (Doroshenko
   et al. 2022), then composed R times.  The antipodal pair is the worst case among the configurations checked
-  numerically (``tests/test_isrl_accounting.py`` compares other angles and norms in 2-D).
+  numerically (``tests/papers/p001_isrl/test_accounting.py`` compares other angles and norms in 2-D).
 
 The discretisation interval Δ defaults to max(1e-4, loss range/150,000), which bounds the cost when the noise is
 small; connect-the-dots keeps the error far below T·Δ.  :func:`batch_mean_epsilon_upper` bounds the variant that

@@ -24,7 +24,7 @@ sends must be (ε0, δ0)-DP with respect to *replacing* one record of its data X
     monotone) with dp_accounting's pessimistic connect-the-dots discretisation, then
     composed R times.  The antipodal pair is
     the worst case among the configurations we checked numerically
-    (``tests/test_isrl_accounting.py`` compares other angles and norms in 2-D).
+    (``tests/papers/p001_isrl/test_accounting.py`` compares other angles and norms in 2-D).
 
 The discretisation interval Δ defaults to max(1e-4, loss range/150,000), which bounds the
 cost when the noise is small; connect-the-dots keeps the error far below T·Δ.
