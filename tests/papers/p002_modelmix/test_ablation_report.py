@@ -173,7 +173,7 @@ def test_unreproduced_table1_errata_quote_the_committed_runs():
 
     from dpcore.papers.p002_modelmix.claims import TABLE1_AUTHORS, TABLE1_EPSILONS, TABLE1_PRINTED
 
-    root = Path(__file__).resolve().parent.parent / "results" / "paper"
+    root = Path(__file__).resolve().parents[3] / "results" / "paper"
     assert {("cifar10", "mm", 0.2), ("cifar10", "dpsgd", 0.2)} <= set(TABLE1_AUTHORS)
     for (data, method, eps), e in TABLE1_AUTHORS.items():
         _assert_seed_median(root, e["table1"], [f"{data}/{method}/eps{eps:g}/seed{s}" for s in range(5)], e["median"])
@@ -203,7 +203,7 @@ def test_nonprivate_errata_quote_the_committed_runs():
 
     from dpcore.papers.p002_modelmix.claims import TABLE1_NONPRIVATE, TABLE1_PRINTED
 
-    root = Path(__file__).resolve().parent.parent / "results" / "paper"
+    root = Path(__file__).resolve().parents[3] / "results" / "paper"
     a = TABLE1_NONPRIVATE
     run = json.loads((root / "002_ablation" / f"{a['run']}.json").read_text())
     assert run["run"] == "cifar10/nonprivate/eps_inf/authors/seed0"
