@@ -1,6 +1,6 @@
 """dpcore.accounting.shuffled: round counts, the per-round and per-epoch laws of how many subsets touch the
 differentiating samples (against brute-force / closed forms), and the A_1 mixture's closed-form cases.
-(Paper 003's tables over these: ``tests/test_shuffling.py``; extreme epoch counts:
+(Paper 003's tables over these: ``tests/papers/p003_shuffling/test_bounds.py``; extreme epoch counts:
 ``tests/accounting/test_extremes.py``.)"""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from dpcore.experiments.config import config_hash
 from dpcore.experiments.store import Store
 from dpcore.papers.p003_shuffling import claims
 
-ROOT = Path(__file__).resolve().parents[1] / "results" / "paper" / "003_table3"
+ROOT = Path(__file__).resolve().parents[3] / "results" / "paper" / "003_table3"
 
 
 @pytest.mark.parametrize("sampling", sorted(claims._A10))
