@@ -50,3 +50,43 @@ def test_003_authors_modes_finding_quotes_the_committed_paper_rows():
     if eps:
         low, high = (f"{x:.1e}".replace("e+0", "e") for x in (min(eps), max(eps)))
         assert f"{low}–{high}" in finding.text, (low, high)
+
+
+def _finding(paper, key):
+    return next(f for f in findings() if (f.paper, f.key) == (paper, key))
+
+
+def test_001_readings_quote_the_committed_insurance_table():
+    """Issue 41: each reading of 'MB-SGD beats Local SGD' names its values and the ε that ran, from the committed
+    table (per-example clipping and the authors' batch-mean mode beside ISRL-DP Local SGD, N = 10, M = 5)."""
+    table = pd.read_csv(CSV.parents[1] / "paper" / "001_isrl_dp" / "insurance_authors_batch_mean.csv")
+    panel = table[(table["N"] == 10) & (table["M"] == 5) & (table["epsilon"] <= 2)].sort_values("epsilon")
+    per_example, batch_mean = _finding("001", "batch_mean_clipping").readings
+    for column, reading in (("mb_sgd_per_example", per_example), ("mb_sgd_batch_mean", batch_mean)):
+        gaps = ", ".join(f"{d:+.3f}".replace("-", "−") for d in panel[column] - panel["local_sgd"])
+        assert gaps.lstrip("+") in reading, (column, gaps)
+    assert ", ".join(f"{e:.3g}" for e in panel["epsilon_ran_upper"]).replace("1.37e+03", "1366") in batch_mean
+    audit = _finding("001", "batch_mean_mode_orderings")
+    low, high = table["epsilon_ran_upper"].min(), table["epsilon_ran_upper"].max()
+    assert f"{low:.1f}–{high:,.0f}" in audit.text and audit.kind == "audit"
+
+
+def test_002_readings_quote_the_committed_table1_cells_and_ablation():
+    """Issue 41: Table I's readings name each cell's value, the ε it ran at (training, and total with the authors'
+    private normalisation) and the result folders."""
+    from dpcore.claims import read_claims_csv
+
+    as_printed, whole, _ = _finding("002", "table1_private").readings
+    rows = {r["key"]: r for r in read_claims_csv(CSV.parents[1] / "paper" / "claims.csv") if r["paper"] == "002"}
+    for method, name in (("dpsgd", "[19]"), ("mm", "ModelMix")):
+        cells = ", ".join(f"{float(rows[f'table1.cifar10.{method}.eps{e}']['our_value']):.1f}"
+                          for e in ("0.2", "0.4", "0.6", "0.8", "1"))  # fmt: skip
+        assert f"{name} {cells} %" in as_printed, (method, cells)
+    runs = pd.read_csv(CSV.parents[1] / "paper" / "002_modelmix" / "table1_ablation_runs.csv")
+    for method, name in (("dpsgd", "[19]"), ("mm", "ModelMix")):
+        sel = runs[(runs["method"] == method) & (runs["factor"] == "all")].sort_values("target_eps")
+        assert f"{name} " + ", ".join(f"{v:.1f}" for v in sel["final_pct"]) + " %" in whole, method
+        assert ", ".join(f"{v:.2f}" for v in sel["epsilon_total"]) in whole, method
+    evidence = _finding("002", "table1_private").evidence
+    assert "(002_table1)" in as_printed and "(002_ablation)" in whole
+    assert "results/paper/002_table1/" in evidence and "results/paper/002_ablation/" in evidence

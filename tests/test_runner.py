@@ -266,11 +266,11 @@ def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, com
     # finding's sentence leads SCORECARD.md); a finding's one row is inline
     head = text.index("### erratum: Table 8's row 3 is wrong\n")
     assert "\nChanges a conclusion; 1 row; evidence: Thm 3.1 with s = 1267.\n" in text[head:]
-    assert "\nRow: `t.wrong`, printed 1.5, ours 1.25.\n" in text[head:]
+    assert "\n- `t.wrong`: 1.5 → 1.25\n" in text[head:]
     assert "under no finding" not in text and max(len(line) for line in text.splitlines()) <= 300
     # an explained row no finding covers is listed last under its paper, not dropped
     bare = runner.errata_markdown(SPECS, {"quick": rows})
-    assert "### explained rows under no finding\n" in bare and "Row: `t.wrong`, printed 1.5, ours 1.25." in bare
+    assert "### explained rows under no finding\n" in bare and "- `t.wrong`: 1.5 → 1.25" in bare
     assert "### erratum:" not in bare
 
 
@@ -294,15 +294,16 @@ def test_errata_shows_a_few_rows_per_finding_and_the_undecided_and_audit_rows(tm
                 ("t.authors",), "runs"),
     ]  # fmt: skip
     text = runner.errata_markdown([*many, undecided, audit], {"quick": rows}, findings)
-    shown = [line for line in text.splitlines() if line.startswith("| t.row")]
-    assert len(shown) == runner.ROWS_SHOWN and "\n… 3 more rows in claims.csv\n" in text
-    assert "### inconclusive: the order is noise\n" in text and "Row: `t.order`, printed True, ours True." in text
-    assert "### audit: reached only under the authors' code\n" in text and "Row: `t.authors`" in text
-    assert "7 explained claims: 7 erratum, 0 not reproduced, 0 inconclusive. 1 audit rows." in text
+    shown = [line for line in text.splitlines() if line.startswith("- `t.row")]
+    assert len(shown) == runner.ROWS_SHOWN and "\n- … 3 more rows in claims.csv\n" in text
+    assert "### inconclusive: the order is noise\n" in text and "- `t.order`: True → True (undecided)" in text
+    assert "### audit: reached only under the authors' code\n" in text
+    assert "Rows `t.authors`: 1 of 1 run here hold." in text
+    assert "6 explained claims: 6 erratum, 0 not reproduced, 0 inconclusive. 1 audit rows." in " ".join(text.split())
     # at another profile where none of a finding's rows ran, the finding is only counted
     other = runner.errata_markdown([*many, undecided, audit], {"paper": {}, "quick": rows}, findings)
-    assert "### " not in other and "Findings run at another profile only (its ERRATA.md): 1 erratum, 1 inconclusive, " \
-        "1 audit." in other
+    assert "### " not in other
+    assert "Run at the other profile only: 1 erratum, 1 inconclusive, 1 audit finding(s)." in other
 
 
 @pytest.fixture
@@ -319,7 +320,7 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     assert runner.main(["--profile", "quick", "--nb", "aa/good"], stream=stream) == 0, stream.getvalue()
     assert "summary: 1 ok, 0 failed" in stream.getvalue()
     quick_errata = (repo / "figures" / "ERRATA.md").read_text()
-    assert "Row: `t.wrong`, printed 1.5, ours 1.25." in quick_errata and ", paper" not in quick_errata
+    assert "- `t.wrong`: 1.5 → 1.25\n" in quick_errata and ", paper" not in quick_errata
     assert "### erratum: Table 8's row 3 is wrong" in quick_errata
     assert runner.main(["--profile", "paper", "--nb", "aa/*"], stream=stream) == 0, stream.getvalue()
     quick = read_claims_csv(repo / "figures" / "claims.csv")
@@ -335,7 +336,7 @@ def test_main_profiles_never_mix_and_errata_is_written_per_profile(repo):
     # the paper run wrote its own ERRATA.md (its values first) and left the quick profile's file alone
     assert (repo / "figures" / "ERRATA.md").read_text() == quick_errata
     paper_errata = (repo / "figures" / "paper" / "ERRATA.md").read_text()
-    assert "Row: `t.wrong`, printed 1.5, ours 1.25." in paper_errata and ", quick" not in paper_errata  # its own
+    assert "- `t.wrong`: 1.5 → 1.25\n" in paper_errata and ", quick" not in paper_errata  # its own value
 
 
 def test_errata_says_not_run_at_a_profile_without_the_row(tmp_path, committed):
@@ -343,12 +344,12 @@ def test_errata_says_not_run_at_a_profile_without_the_row(tmp_path, committed):
     # ours: the first profile's value, else another profile's, named (a finding none of whose rows ran at the first
     # profile is only counted; an unexplained row is listed under its paper)
     text = runner.errata_markdown(SPECS, {"paper": {}, "quick": rows}, FINDINGS)
-    assert "Findings run at another profile only (its ERRATA.md): 1 erratum." in text and "t.wrong" not in text
+    assert "Run at the other profile only: 1 erratum finding(s)." in text and "t.wrong" not in text
     text = runner.errata_markdown(SPECS, {"paper": {}, "quick": rows})
-    assert "Row: `t.wrong`, printed 1.5, ours 1.25, quick." in text and "not in claims.csv" not in text
+    assert "- `t.wrong`: 1.5 → 1.25, quick" in text and "not in claims.csv" not in text
     text = runner.errata_markdown(SPECS, {"quick": rows, "paper": {}}, FINDINGS)
-    assert "Row: `t.wrong`, printed 1.5, ours 1.25." in text
-    assert "Row: `t.wrong`, printed 1.5, ours not run (expected 1.25)." in runner.errata_markdown(SPECS, {"paper": {}})
+    assert "- `t.wrong`: 1.5 → 1.25\n" in text
+    assert "- `t.wrong`: 1.5 → not run (expected 1.25)" in runner.errata_markdown(SPECS, {"paper": {}})
     with pytest.raises(ValueError, match="profile"):
         runner.errata_markdown(SPECS, {"fast": rows})
 

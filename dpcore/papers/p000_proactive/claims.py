@@ -1838,7 +1838,9 @@ FINDINGS: tuple[Finding, ...] = (
             True, ("nonconvex.mnist.s10_worst", "nonconvex.mnist.larger_s_better"),
             "the s sweep under results/paper/000_mnist/ (nonconvex_report.undecided)"),
     Finding("000", "cifar10_gpu", "not-run",
-            "Figs. 10 and 14 and Sec. 5's numbers (AlexNet on CIFAR-10) are not run: they need a GPU.",
-            "CIFAR-10 (Figs. 10, 14) not run (GPU)", False, ("nonconvex.cifar10.*",),
-            "dry run: python -m dpcore experiment run 000_cifar10 --profile paper --dry-run"),
+            "Figs. 10 and 14 and Sec. 5's numbers (AlexNet on CIFAR-10) are not run: they need a GPU (dry run: 42.9 "
+            "GPU-hours on one H100 for the 19 runs; about 150 CPU-hours on this 2-core machine).",
+            "CIFAR-10 (Figs. 10, 14) not run (GPU, 43 GPU-hours)", False, ("nonconvex.cifar10.*",),
+            "results/dry_run/000_cifar10.paper.h100.txt, results/dry_run/000_cifar10.paper.cpu.txt (python -m "
+            "dpcore.experiments run 000_cifar10 --profile paper --dry-run)"),
 )

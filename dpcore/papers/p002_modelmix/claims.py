@@ -261,6 +261,11 @@ _T3 = ("eps at which the median-accuracy-vs-eps curve of the Table II runs plus 
        "linear interpolation in eps) reaches the accuracy; NaN (not-run) when no trained eps reaches it")
 
 
+#: why Table I's FMNIST block is not run: the data (dpcore.data.load_fashion_mnist), whatever the CPU time
+_FMNIST_NEEDS = ("needs Fashion-MNIST, which is download-only: the offline mirror does not hold it "
+                 "(dpcore.data.load_fashion_mnist)")
+
+
 def _eps_key(eps: float) -> str:
     return "eps_inf" if eps == float("inf") else f"eps{eps:g}"
 
@@ -274,7 +279,7 @@ def _training_specs() -> tuple[ClaimSpec, ...]:
                 "002", f"table1.{data}.{method}.{_eps_key(eps)}", "Table I",
                 f"{_NAME[data]} test accuracy (%), {_ROW[method][0]}, eps = {col}", value, "printed",
                 f"Table I, {_NAME[data]} block, row '{_ROW[method][0]}', column eps={col}", atol=ACCURACY_ATOL,
-                scale="full", note=_T1,
+                scale="full", note=f"{_FMNIST_NEEDS}; {_T1}" if data == "fmnist" else _T1,
                 explanation=_table1_cell_erratum(data, method, eps, value),
             ))  # fmt: skip
     for (data, method), row in TABLE2_PRINTED.items():
@@ -633,8 +638,13 @@ FINDINGS: tuple[Finding, ...] = (
             "Table I is not reproduced at the printed ε", True, ("table1.cifar10.*.eps0.?", "table1.cifar10.*.eps1"),
             "results/paper/002_table1/ (5 seeds per cell), results/paper/002_ablation/ (the authors' readings)",
             readings=(
-                'Table I setting as printed, 5 seeds per cell (results/paper/002_table1/)',
-                "the authors' configuration, one factor at a time and whole (results/paper/002_ablation/)",
+                "as printed, median of 5 seeds, ε = 0.2, 0.4, 0.6, 0.8, 1: [19] 16.0, 30.9, 39.9, 46.1, 50.9 %, "
+                "ModelMix 32.4, 56.8, 61.5, 62.6, 62.8 % (002_table1)",
+                "the authors' whole configuration (seed 0): [19] 20.6, 33.8, 42.9, 50.2, 55.3 % at total ε 0.74, "
+                "0.84, 0.99, 1.15, 1.33; ModelMix 39.4, 62.4, 65.8, 66.5, 66.0 % at 0.73, 0.82, 0.94, 1.09, 1.25 "
+                "(002_ablation)",
+                "one factor at a time, ε = 0.2 and 1: at most ModelMix 66.6 % (normalisation, total ε 1.22) "
+                "(002_ablation)",
             ),
             closest="the authors' whole configuration, within 1–3 points at a total ε of 0.82–1.09",
             untested="CIFAR-10's original files (the offline mirror holds a JPEG re-encoding)"),
@@ -662,6 +672,13 @@ FINDINGS: tuple[Finding, ...] = (
             "figures/audit/authors_modes.csv (dpcore.papers.p002_modelmix.audit_modes.mode_audits)"),
     Finding("002", "tables23_not_run", "not-run",
             "Tables II–III and Fig. 2 (ResNet-20 and ScatterNet σ sweeps on CIFAR-10 and SVHN) are not run: they need "
-            "a GPU, and SVHN is download-only.", "Tables II–III not run (GPU, SVHN)", False,
-            ("table2.*", "table3.*", "fig2.*"), "python -m dpcore experiment run 002_table2 --profile paper --dry-run"),
+            "a GPU (dry run: 82.3 + 1.1 GPU-hours on one H100; about 9,800 + 320 CPU-hours on this 2-core machine), "
+            "and SVHN is download-only.", "Tables II–III not run (GPU, 83 GPU-hours, SVHN)", False,
+            ("table2.*", "table3.*", "fig2.*"),
+            "results/dry_run/002_table2.paper.h100.txt, results/dry_run/002_fig2.paper.h100.txt (and .paper.cpu.txt): "
+            "python -m dpcore.experiments run <name> --profile paper --dry-run"),
+    Finding("002", "table1_fmnist_data", "not-run",
+            "Table I's FMNIST block is not run: Fashion-MNIST is download-only and the offline mirror does not hold "
+            "it.", "Table I's FMNIST block not run (Fashion-MNIST not in the mirror)", False, ("table1.fmnist.*",),
+            "dpcore.data.load_fashion_mnist (download only); the table1.fmnist.* rows' notes"),
 )

@@ -504,8 +504,11 @@ FINDINGS: tuple[Finding, ...] = (
             "Table 3's MNIST values are reached only under the authors' code, at ε ≈ 1e8", True,
             ("table3.mnist.*.b1024.ic_authors_93f6075_reaches_printed",
              "fig1.mnist.*.b1024.bc_divided_by_batch_close_to_nonprivate"),
-            "results/paper/003_table3/ (runs named .../mode/<mode>), notebook training (authors'-mode table)"),
-    Finding("003", "cifar10_gpu", "not-run", "Table 3's CIFAR-10 column is not run: it needs a GPU.",
-            "CIFAR-10 column not run (GPU)", False, ("table3.cifar10.*",),
-            "python -m dpcore experiment run 003_table3 --profile paper --dry-run --only 'cifar10/*'"),
+            "results/paper/003_table3/ (runs .../mode/<mode>), notebook training"),
+    Finding("003", "cifar10_gpu", "not-run",
+            "Table 3's CIFAR-10 column is not run: it needs a GPU (dry run: 3.7 GPU-hours on one H100 for its 206 "
+            "runs; about 270 CPU-hours on this 2-core machine).", "CIFAR-10 column not run (GPU, 4 GPU-hours)", False,
+            ("table3.cifar10.*",),
+            "results/dry_run/003_table3.paper.h100.txt, results/dry_run/003_table3.paper.cpu.txt (python -m "
+            "dpcore.experiments run 003_table3 --profile paper --dry-run --only 'cifar10/*')"),
 )
