@@ -90,8 +90,8 @@ from dpcore.runner.execute import (
     KERNEL,  # noqa: F401  (docs/build_site.py)
     PROGRESS_EVERY,  # noqa: F401
     Result,  # noqa: F401
-    _launch_order,  # noqa: F401  (tests/test_runner.py)
-    _read_timings,  # noqa: F401  (tests/test_runner.py)
+    _launch_order,  # noqa: F401  (tests/runner/test_runner.py)
+    _read_timings,  # noqa: F401  (tests/runner/test_runner.py)
     run_notebooks,
 )
 from dpcore.runner.nbval import prepare_nbval
