@@ -6,11 +6,17 @@
 * ``dpcore.accounting`` holds no module named after a paper;
 * ``dpcore.explore`` (the widget helpers and the paper-independent DP-SGD explorer) is library: it imports no paper
   package (each paper's explorer is ``dpcore.papers.<paper>.explore``); only paper packages and itself import it.
+
+And the tests mirror the package (issue 43): ``dpcore/<package>/`` is tested under ``tests/<package>/`` and
+``dpcore/papers/<paper>/`` under ``tests/papers/<paper>/`` (each a package, as ``tests/accounting/`` is); a test folder
+names a dpcore package; a test file at the top of ``tests/`` is for a top-level module (``dpcore/claims.py`` ->
+``tests/test_claims.py``) or the whole repository, never named after a package or a paper.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -129,3 +135,82 @@ def test_every_accounting_module_has_its_own_test_file():
     assert modules, "no accounting modules found: the rule would pass vacuously"
     missing = [m for m in modules if not (tests / f"test_{m}.py").is_file()]
     assert not missing, f"accounting modules without tests/accounting/test_<module>.py: {missing}"
+
+
+TESTS = ROOT.parent / "tests"
+#: test folders that mirror no package: the browser tests (the site, the notebooks and the explorers in Chromium)
+UNMIRRORED = {"browser"}
+#: flat files named after a package that another pending change still edits: they move when it lands (each entry must
+#: still be a flat file; drop it here once moved)
+FLAT_FOR_NOW = {"test_audit_findings.py", "test_p003_modes.py"}
+
+
+def _packages(folder: Path) -> list[str]:
+    return sorted(p.parent.name for p in folder.glob("*/__init__.py"))
+
+
+def _misplaced(flat: list[str]) -> list[str]:
+    """The flat test files (names) that belong in a package's folder: ``test_<package>[_...].py`` for a dpcore
+    package or paper package, and any name holding a word of a paper ``pNNN_short`` (``pNNN``, ``NNN``, ``short``:
+    ``test_isrl_claims.py``, ``test_p001_rates.py``, ``test_experiments_003.py``; they name nothing else)."""
+    papers = _packages(ROOT / "papers")
+    first = set(_packages(ROOT)) | set(papers)
+    anywhere = {w for p in papers if (m := re.fullmatch(r"p(\d{3})_(\w+)", p)) for w in (f"p{m[1]}", m[1], m[2])}
+    bad = []
+    for name in flat:
+        words = Path(name).stem.split("_")[1:]
+        if words and (words[0] in first or anywhere & set(words)):
+            bad.append(name)
+    return bad
+
+
+def test_every_package_has_its_test_folder():
+    """``dpcore/<package>/`` -> ``tests/<package>/``, ``dpcore/papers/<paper>/`` -> ``tests/papers/<paper>/``: each a
+    package (``__init__.py``: ``tests/papers/*/test_claims.py`` share a name) holding at least one test file."""
+    wanted = [Path(p) for p in _packages(ROOT)] + [Path("papers") / p for p in _packages(ROOT / "papers")]
+    assert len(wanted) > 8, f"too few dpcore packages found ({wanted}): the rule would pass vacuously"
+    missing = [str(w) for w in wanted if not any((TESTS / w).rglob("test_*.py"))]
+    assert not missing, f"dpcore packages without tests/<package>/test_*.py: {missing}"
+    not_packages = [str(w) for w in wanted if not (TESTS / w / "__init__.py").is_file()]
+    assert not not_packages, f"test folders without __init__.py (same-named test files collide): {not_packages}"
+
+
+def test_every_test_folder_names_a_package():
+    """No test folder outside the mirror (``tests/misc/``, a misspelt ``tests/papers/p003_shuffle/``)."""
+    folders = {p.parent.relative_to(TESTS) for p in TESTS.rglob("test_*.py")} - {Path(".")}
+    stray = sorted(str(f) for f in folders if f.parts[0] not in UNMIRRORED and not (ROOT / f / "__init__.py").is_file())
+    assert not stray, f"test folders that mirror no dpcore package: {stray}"
+
+
+def test_no_test_file_for_a_package_is_left_flat():
+    flat = sorted(p.name for p in TESTS.glob("test_*.py"))
+    bad = [n for n in _misplaced(flat) if n not in FLAT_FOR_NOW]
+    assert not bad, f"flat test files that belong under tests/<package>/ or tests/papers/<paper>/: {bad}"
+    moved = sorted(n for n in FLAT_FOR_NOW if n not in flat)
+    assert not moved, f"{moved} no longer flat: drop them from FLAT_FOR_NOW in tests/test_layout.py"
+
+
+def test_the_mirror_rules_can_fail():
+    """The flat-file rule catches a paper's number, name or short name anywhere in the name, and a library
+    package's name first; it lets top-level modules' and repository tests be."""
+    planted = [
+        "test_p001_rates.py",
+        "test_isrl_claims.py",
+        "test_experiments_003.py",
+        "test_data_fetch.py",
+        "test_audit_dirac.py",
+        "test_runner.py",
+        "test_reference_claims.py",
+        "test_modelmix_toys.py",
+    ]
+    assert _misplaced(planted) == planted
+    fine = [
+        "test_claims.py",
+        "test_cli.py",
+        "test_issue41_registered.py",
+        "test_public_api_fuzz.py",
+        "test_fixed_sampling_sigma.py",
+        "test_docs_build.py",
+        "test_memo.py",
+    ]
+    assert _misplaced(fine) == []
