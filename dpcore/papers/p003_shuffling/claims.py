@@ -300,8 +300,8 @@ _AUTHORS_93F6075 = ("MisaNguyen/DPSGD@93f6075e507afadb350eded668b364efeb29b07d, 
                     "434-435 (the sum copied to the model gradient, NOT divided by m) and 464-472 (Normal(0, 2σC) "
                     "noise, param.grad + noise.div(m))")
 #: note A10's full-scale evidence, the Table 3 cells at |S_b| = 1024 under Algorithm 1 (the files the plan's current
-#: cells load; tests/test_p003_a10_files.py checks each against its file): sampling -> (BC file, BC %, BC's C,
-#: IC file, IC %), IC with the C grid continued until its optimum is interior (C = 50, issue 44)
+#: cells load; tests/papers/p003_shuffling/test_a10_files.py checks each against its file): sampling -> (BC file,
+#: BC %, BC's C, IC file, IC %), IC with the C grid continued until its optimum is interior (C = 50, issue 44)
 _A10 = {
     "SS": ("520241de8734dbbc", 62.86, 0.03, "f5a4db77c72a2aeb", 95.93),
     "SH": ("d9e4706b1ee7390b", 55.78, 0.1, "7661afa051ac492a", 95.83),
