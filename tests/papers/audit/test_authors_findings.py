@@ -9,7 +9,7 @@ import pytest
 
 from dpcore.papers import findings
 
-CSV = Path(__file__).resolve().parents[1] / "figures" / "audit" / "authors_modes.csv"
+CSV = Path(__file__).resolve().parents[3] / "figures" / "audit" / "authors_modes.csv"
 
 
 @pytest.mark.parametrize("paper, key, modes, decimals", [
