@@ -21,7 +21,7 @@ def test_003_table3_is_discovered_by_the_registry():
 
 
 def test_paper_grid_is_app_h():
-    runs = [r for r in _plan() if "/mode/" not in r.name]  # the issue-21 modes: tests/papers/p003_shuffling/test_modes.py
+    runs = [r for r in _plan() if "/mode/" not in r.name]  # the modes: test_modes.py
     finals = [r for r in runs if "/tune/" not in r.name]
     tunes = [r for r in runs if "/tune/" in r.name]
     # per data set: 2 samplings x (5 IC + 5 BC + 4 MC + 5 NP) cells; 6 C values per DP cell
