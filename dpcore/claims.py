@@ -118,6 +118,8 @@ SOURCES = ("printed", "derived", "reference", "consistency", "audit")
 #: the sources counted apart from the paper's numbers: our own checks (consistency with the paper's setup; audits of
 #: the authors' code), each with how many of its rows hold
 OWN_CHECKS = ("consistency", "audit")
+#: rows shown under each finding in SCORECARD.md (the rest: claims.csv; the finding says what they share)
+SCORECARD_ROWS_PER_FINDING = 3
 #: what a row says (the guide's vocabulary): ``erratum`` -- the paper is wrong by its own formulas or settings,
 #: shown by a computation anyone reruns; ``not-reproduced`` -- an experiment none of our runs reaches at the
 #: printed privacy level; ``inconclusive`` -- the data cannot decide; ``differs`` -- not yet investigated
@@ -1212,8 +1214,12 @@ def _paper_section(
         covered = [r for r in finding_rows(f, rows, table) if r["status"] != "not-run"]
         if not covered:
             continue
-        lines += [*_wrapped(f"**{FINDING_LABELS[f.kind]}**: {f.text}", ""), "", "| key | printed | ours | status |",
-                  "|---|---|---|---|", *(_row_line(r) for r in covered), ""]  # fmt: skip
+        more = len(covered) - SCORECARD_ROWS_PER_FINDING
+        lines += [*_wrapped(f"**{FINDING_LABELS[f.kind]}**: {f.short} (the finding above)", ""), "",
+                  "| key | printed | ours | status |",
+                  "|---|---|---|---|", *(_row_line(r) for r in covered[:SCORECARD_ROWS_PER_FINDING]), ""]  # fmt: skip
+        if more > 0:
+            lines += [f"… and {more} more rows of this finding in `claims.csv`.", ""]
         shown.update(r["key"] for r in covered)
     rest = [r for r in rows if r["status"] not in ("reproduced", "not-run") and r["key"] not in shown]
     if rest:

@@ -167,6 +167,7 @@ def _base() -> dict[str, dict[str, Any]]:
         A + "events.steps_per_epoch": dict(sampling="shuffle", dataset_size=1000, batch_size=10),
         A + "events.steps_for_epochs": dict(epochs=2.0, dataset_size=1000, batch_size=10),
         A + "events.epochs_to_steps": dict(epochs=2.0, per_epoch=3),
+        A + "events.steps_for_sample_count": dict(epochs=2.0, dataset_size=1000, batch_size=10),
         A + "dpsgd.default_method": dict(sampling="fixed"),
         A + "events.step_sensitivity": dict(sampling="fixed", clipping="individual"),
         A + "events.clipped_group_size": dict(clipping="mixed", batch_size=12, group_size=4),

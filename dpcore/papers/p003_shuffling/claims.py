@@ -494,7 +494,8 @@ FINDINGS: tuple[Finding, ...] = (
             "dpcore.papers.p003_shuffling.training_report:fig1_caption_batch_sizes, printed_pair_values"),
     Finding("003", "authors_modes_audited", "audit",
             "Audited at toy scale (GDP estimator, adversary A_1), the authors' three code paths have ε lower bounds "
-            "(13.5–35.1) far above the ε the paper claims for the run (2.94); Algorithm 1 stays within it.",
+            "(20.4–36.0) far above the ε the paper claims for the run (2.94), and their per-tensor clipping alone "
+            "3.3–3.7; Algorithm 1 stays within it (figures/audit/authors_modes.csv).",
             "the authors' code paths fail an audit at the claimed ε", True, ("audit.modes.*",),
             "figures/audit/authors_modes.csv (dpcore.papers.p003_shuffling.audit_modes.mode_audits)"),
     Finding("003", "authors_modes_reach_printed", "audit",
