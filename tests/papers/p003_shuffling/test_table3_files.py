@@ -1,0 +1,65 @@
+"""Table 3's MNIST numbers typed in paper 003's claims (``_T3_MNIST``, issue 44) are the committed best cells: each
+entry equals the paper profile's rendered table (best epoch, |S_b|, C), names the plan's current run for that cell, and
+every family whose cells have all run has an entry (so a finished family cannot be left without its verdict)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dpcore.experiments import registry
+from dpcore.experiments.config import config_hash
+from dpcore.experiments.store import Store
+from dpcore.papers.p003_shuffling import claims
+
+ROOT = Path(__file__).resolve().parents[3]
+RESULTS = ROOT / "results" / "paper" / "003_table3"
+FIGURES = ROOT / "figures" / "paper" / "003_shuffling_batch_clipping"
+
+
+def _table() -> pd.DataFrame:
+    table = pd.read_csv(FIGURES / "table3_printed_vs_ours.csv")
+    return table[table["dataset"] == "mnist"].set_index(["sampling", "clipping"])
+
+
+def _best_np(sampling: str) -> pd.Series:
+    cells = pd.read_csv(FIGURES / "fig1_best_accuracy_vs_batch.csv")
+    cells = cells[(cells["dataset"] == "mnist") & (cells["sampling_label"] == sampling) & (cells["family"] == "NP")]
+    return cells.loc[cells["best_accuracy"].idxmax()]
+
+
+@pytest.fixture(scope="module")
+def plan() -> dict:
+    store = Store.default("paper", "003_table3")
+    return {r.name: r for r in registry.get("003_table3").runs("paper", store.load)}
+
+
+def test_every_complete_mnist_family_has_its_typed_value():
+    table = _table()
+    complete = {(s, c) for (s, c), row in table.iterrows() if row["missing_dp"] == 0}
+    complete |= {(s, "NP") for (s, _), row in table.iterrows() if row["missing_nondp"] == 0}
+    assert complete == set(claims._T3_MNIST), (sorted(complete), sorted(claims._T3_MNIST))
+    assert set(claims._T3_NP_CLOSEST) == {s for s, f in claims._T3_MNIST if f == "NP"}
+
+
+@pytest.mark.parametrize("cell", sorted(claims._T3_MNIST))
+def test_typed_value_is_the_rendered_best_cell_and_its_file(cell, plan):
+    sampling, family = cell
+    digest, pct, batch, clip = claims._T3_MNIST[cell]
+    if family == "NP":
+        best = _best_np(sampling)
+        assert (round(100 * float(best["best_accuracy"]), 2), int(best["batch_size"])) == (pct, batch)
+        assert clip is None
+    else:
+        row = _table().loc[(sampling, family)]
+        assert (float(row["best_epoch_pct"]), int(row["batch_size"]), float(row["clip_norm"])) == (pct, batch, clip)
+    run = plan[f"mnist/{sampling}/{family}/b{batch}"]
+    assert config_hash(run.config) == digest, f"{run.name}: _T3_MNIST names {digest}, the plan's cell is another run"
+    record = json.loads((RESULTS / f"{digest}.json").read_text())
+    assert record["run"] == run.name and round(100 * record["best_accuracy"], 2) == pct
+    spec_key = f"table3.mnist.{sampling}.nondp" if family == "NP" else f"table3.mnist.{sampling}.{family}.dp"
+    explanation = claims.TRAINING_CLAIMS[spec_key].explanation
+    assert explanation is not None and explanation.expected == pct and digest in explanation.evidence
