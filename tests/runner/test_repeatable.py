@@ -107,7 +107,9 @@ def test_numpy_avx512_targets_name_only_dispatch_targets():
 
     simd = np.show_config(mode="dicts")["SIMD Extensions"]
     targets = runner.numpy_avx512_targets().split()
-    assert set(targets) <= {*simd["found"], *simd["not found"]}
+    # numpy omits "not found" when every dispatch target is found (an interactive shell here; under `make test`,
+    # NPY_DISABLE_CPU_FEATURES moves the AVX-512 targets there)
+    assert set(targets) <= {*simd.get("found", []), *simd.get("not found", [])}
     assert all(t == "X86_V4" or t.startswith("AVX512") for t in targets)
 
 
