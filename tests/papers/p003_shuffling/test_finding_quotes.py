@@ -83,3 +83,19 @@ def test_nondp_baseline_quotes_the_committed_best_and_512_cells():
     found = _finding("nondp_baseline")
     assert f"({best} % vs {printed} %" in found.text and f"{at512} % at 512" in found.text, found.text
     assert found.closest == f"|S_b| = 512 alone: {at512} %"
+
+
+def test_table3_mnist_finding_quotes_each_complete_family_against_the_printed_values():
+    table = pd.read_csv(FIG1.with_name("table3_printed_vs_ours.csv"))
+    table = table[table["dataset"] == "mnist"].set_index(["clipping", "sampling"])
+    text = _finding("table3_mnist_below_printed").text.replace("\n", " ")
+    quoted = 0
+    for family in ("IC", "BC", "MC"):
+        rows = table.loc[family].loc[["SS", "SH"]]
+        if (rows["missing_dp"] != 0).any():
+            continue
+        ours = " / ".join(f"{v:.2f}" for v in rows["best_epoch_pct"])
+        printed = " / ".join(f"{v:g}" for v in rows["printed_dp"])
+        assert f"{family} {ours} % vs {printed} %" in text, (family, ours, printed, text)
+        quoted += 1
+    assert quoted == 3, "every MNIST family has run: the sentence quotes all three"
