@@ -371,8 +371,8 @@ _QUALITATIVE_EXPLAINED: dict[tuple[str, str], NotReproduced] = {
         closest="the authors' BC (noise / |S_b|, mode bc_divided_by_batch): 97.2 %, at ε ≈ 1e8",
         untested="CIFAR-10 (needs a GPU)"),
     ("mnist", "mc_below_ic_and_bc"): NotReproduced(False, (
-        "Mixed clipping's best cell (92.41 / 92.26 %, SS / SH, |S_b| = 1024) sits below individual clipping's but above "
-        "batch clipping's (87.32 / 87.47 %): batch clipping as Algorithm 1 prints it does not learn at σ = 2 (note "
+        "Mixed clipping's best cell (92.41 / 92.26 %, SS / SH, |S_b| = 1024) sits below individual clipping's but "
+        "above batch clipping's (87.32 / 87.47 %): batch clipping as Algorithm 1 prints it does not learn at σ = 2 (note "
         "A10), so Table 3's ordering (MC lowest) fails at its BC entries (table3_printed_vs_ours.csv)"),
         summary="MC lands above BC: BC as printed does not learn at σ = 2 (note A10)",
         readings=("Algorithm 1 as printed, best cell over |S_b|, C tuned: IC > MC > BC in both columns",),
@@ -596,8 +596,8 @@ FINDINGS: tuple[Finding, ...] = (
             ("table3.mnist.*.dp", "table3.mnist.dp_close_to_nonprivate", "table3.mnist.mc_below_ic_and_bc"),
             "results/paper/003_table3/, table3_printed_vs_ours.csv",
             readings=("Algorithm 1 as printed, every |S_b| of Fig. 1 (64–1024), C tuned on a validation split per cell "
-                      "(SS / SH): IC 96.45 / 96.59 % (|S_b| = 512), BC 87.32 / 87.47 % (64), MC 92.41 / 92.26 % (1024); "
-                      "so MC sits above BC and DP 2.5–2.6 pp below non-private (99.08 / 99.12 %)",
+                      "(SS / SH): IC 96.45 / 96.59 % (|S_b| = 512), BC 87.32 / 87.47 % (64), MC 92.41 / 92.26 % "
+                      "(1024); so MC sits above BC and DP 2.5–2.6 pp below non-private (99.08 / 99.12 %)",
                       "the authors' code at |S_b| = 1024 (modes authors_93f6075, bc_divided_by_batch): 97.2–98.8 % at "
                       "ε ≈ 1e8 (audit rows)"),
             closest="the authors' code (audit rows): 97.2–98.8 %, at ε ≈ 1e8, not the printed ε",
