@@ -372,8 +372,8 @@ _QUALITATIVE_EXPLAINED: dict[tuple[str, str], NotReproduced] = {
         untested="CIFAR-10 (needs a GPU)"),
     ("mnist", "mc_below_ic_and_bc"): NotReproduced(False, (
         "Mixed clipping's best cell (92.41 / 92.26 %, SS / SH, |S_b| = 1024) sits below individual clipping's but "
-        "above batch clipping's (87.32 / 87.47 %): batch clipping as Algorithm 1 prints it does not learn at σ = 2 (note "
-        "A10), so Table 3's ordering (MC lowest) fails at its BC entries (table3_printed_vs_ours.csv)"),
+        "above batch clipping's (87.32 / 87.47 %): batch clipping as Algorithm 1 prints it does not learn at "
+        "σ = 2 (note A10), so Table 3's ordering (MC lowest) fails at its BC entries (table3_printed_vs_ours.csv)"),
         summary="MC lands above BC: BC as printed does not learn at σ = 2 (note A10)",
         readings=("Algorithm 1 as printed, best cell over |S_b|, C tuned: IC > MC > BC in both columns",),
         closest="the ordering MC < IC holds (92.41 / 92.26 % vs 96.45 / 96.59 %); MC < BC does not",
