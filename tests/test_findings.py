@@ -154,7 +154,9 @@ def test_committed_errata_are_short(profile_dir):
     text = (figures_dir() / profile_dir / "ERRATA.md").read_text(encoding="utf-8")
     long = [(i + 1, len(line)) for i, line in enumerate(text.splitlines()) if len(line) > 300]
     assert not long, f"lines over 300 characters (line, length): {long[:5]}"
-    assert len(text.encode()) < 9_600  # a tenth of the former 96 KB (issue 41)
+    # a tenth of the former 96 KB (issue 41: 9.6 KB), plus the three findings that decide paper 003's MNIST column
+    # (issue 44: BC vs IC at every |S_b|, Table 3's entries, the non-private baseline; about 1.2 KB)
+    assert len(text.encode()) < 11_000
     assert text.startswith("# Findings") and "differs-explained" not in text
 
 

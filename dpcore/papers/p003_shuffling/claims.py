@@ -260,7 +260,7 @@ _T3_MNIST: dict[tuple[str, str], tuple[str, float, int, float | None]] = {
 #: per family: the audit row that reaches Table 3's value under the authors' code (at ε ≈ 1e8, not the printed ε)
 _T3_AUTHORS = {"IC": "table3.mnist.{s}.b1024.ic_authors_93f6075_reaches_printed, mode authors_93f6075",
                "BC": "fig1.mnist.{s}.b1024.bc_divided_by_batch_close_to_nonprivate, mode bc_divided_by_batch"}
-_T3_UNTESTED = "the paper's C per cell (not printed; ours tuned on a validation split, 0.01–50); CIFAR-10 (needs a GPU)"
+_T3_UNTESTED = "the paper's C per cell (not printed); CIFAR-10 (GPU)"
 
 
 def _table3_explained(dataset: str, sampling: str, family: str) -> NotReproduced | None:
@@ -580,14 +580,13 @@ FINDINGS: tuple[Finding, ...] = (
             True, ("fig1.mnist.*.bc_comparable_to_ic", "table3.mnist.bc_comparable_to_ic"),
             "results/paper/003_table3/ (modes in mode_frame)",
             readings=(
-                "Algorithm 1 as printed, C tuned on a validation split (BC vs IC, SS / SH): 87.3 / 87.5 % vs "
-                "94.1 / 94.0 % at |S_b| = 64, 76.2 / 75.7 % vs 94.8 / 95.0 % at 128, 81.4 / 81.8 % vs 95.0 / 95.4 % "
-                "at 256, 77.8 / 78.0 % vs 96.5 / 96.6 % at 512, 62.9 / 55.8 % vs 95.9 / 95.8 % at 1024",
-                "the authors' modes (noise divided by m or |S_b|): BC 97.2 % at an ε of the mechanism that ran "
-                'far above 35',
+                "Algorithm 1 as printed, C tuned (BC vs IC, SS / SH): 87.3 / 87.5 vs 94.1 / 94.0 at 64, 76.2 / 75.7 "
+                "vs 94.8 / 95.0 at 128, 81.4 / 81.8 vs 95.0 / 95.4 at 256, 77.8 / 78.0 vs 96.5 / 96.6 at 512, "
+                "62.9 / 55.8 vs 95.9 / 95.8 at 1024",
+                "the authors' modes (noise / m or / |S_b|): BC 97.2 % at ε ≈ 1e8",
             ),
-            closest='mode clipped_mean_noise_over_batch (BC, noise / |S_b|): 97.2 %, not at the printed ε',
-            untested="the paper's C per cell (not printed); CIFAR-10 (needs a GPU)"),
+            closest="the authors' BC (noise / |S_b|): 97.2 % at ε ≈ 1e8",
+            untested="CIFAR-10 (GPU)"),
     Finding("003", "table3_mnist_below_printed", "not-reproduced",
             "Algorithm 1 as printed (σ = 2, ε ≈ 35) misses Table 3's MNIST entries (best cell over |S_b|, C tuned; "
             "SS / SH): IC 96.45 / 96.59 % vs 98.41 / 98.38 %, BC 87.32 / 87.47 % vs 98.21 / 98.33 %, MC 92.41 / "
@@ -595,22 +594,19 @@ FINDINGS: tuple[Finding, ...] = (
             "Table 3's MNIST accuracies are not reached at the printed ε", True,
             ("table3.mnist.*.dp", "table3.mnist.dp_close_to_nonprivate", "table3.mnist.mc_below_ic_and_bc"),
             "results/paper/003_table3/, table3_printed_vs_ours.csv",
-            readings=("Algorithm 1 as printed, every |S_b| of Fig. 1 (64–1024), C tuned on a validation split per cell "
-                      "(SS / SH): IC 96.45 / 96.59 % (|S_b| = 512), BC 87.32 / 87.47 % (64), MC 92.41 / 92.26 % "
-                      "(1024); so MC sits above BC and DP 2.5–2.6 pp below non-private (99.08 / 99.12 %)",
-                      "the authors' code at |S_b| = 1024 (modes authors_93f6075, bc_divided_by_batch): 97.2–98.8 % at "
-                      "ε ≈ 1e8 (audit rows)"),
-            closest="the authors' code (audit rows): 97.2–98.8 %, at ε ≈ 1e8, not the printed ε",
+            readings=("Algorithm 1 as printed, every |S_b| (64–1024), C tuned per cell: MC above BC, DP 2.5–2.6 pp "
+                      "below non-private",
+                      "the authors' code at |S_b| = 1024: 97.2–98.8 % at ε ≈ 1e8 (audit rows)"),
+            closest="the authors' code (audit rows), at ε ≈ 1e8",
             untested=_T3_UNTESTED),
     Finding("003", "nondp_baseline", "not-reproduced",
             "Our non-private LeNet-5 is above Table 3's baseline at its best |S_b| (99.08 / 99.12 % vs 98.31 / 98.4 %, "
             "SS / SH); the paper names no |S_b| for it, and ours falls with |S_b|: 98.49 / 98.43 % at 512.",
             "the non-private baseline is higher at our best |S_b|", False,
             ("table3.mnist.*.nondp", "apph.mnist.SH.nondp"), "results/paper/003_table3/ (family NP, every |S_b|)",
-            readings=("best non-private cell over |S_b| (Table 3's reading of its DP entries): 99.08 / 99.12 % at 64",
-                      "each |S_b| alone: fig1_best_accuracy_vs_batch.csv, family NP"),
+            readings=("best cell over |S_b|: 99.08 / 99.12 % at 64", "each |S_b| alone (fig1 CSV)"),
             closest="|S_b| = 512 alone: 98.49 / 98.43 %",
-            untested="the |S_b| and epoch of the paper's baseline (not stated); CIFAR-10 (needs a GPU)"),
+            untested="the |S_b| of the paper's baseline (not stated)"),
     Finding("003", "fig1_caption", "erratum",
             "Fig. 1's caption prints |S_b| = 1028 for the largest batch, which its own MC setting (s = 64, m = 16) "
             "makes 1024; App. H's 98.38 % and Table 3's 98.4 % are the same number rounded.",

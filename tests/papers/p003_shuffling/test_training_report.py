@@ -174,7 +174,13 @@ def test_specs_are_table3_exactly():
         assert base.value == nondp and base.source == "printed" and f"rows {sampling} IC/BC/MC" in base.location
     assert "table3.mnist.SS.IC.nondp" not in CLAIMS
     assert TABLE3_PRINTED[("mnist", "SH", "MC")] == (96.97, 98.4) and TABLE3_PRINTED[("cifar10", "SS", "BC")][0] == 71.7
-    assert all(s.scale == "full" and s.explanation is None for s in TRAINING_SPECS if s.key in keys)
+    assert all(s.scale == "full" for s in TRAINING_SPECS if s.key in keys)
+    # issue 44: the MNIST column ran in full and each of its numbers is explained (not reproduced at the printed ε);
+    # CIFAR-10's did not run (GPU), so nothing may explain a value we do not have
+    explained = {s.key: s.explanation for s in TRAINING_SPECS if s.key in keys}
+    assert all(isinstance(e, NotReproduced) for k, e in explained.items() if k.startswith("table3.mnist."))
+    assert all(e is None for k, e in explained.items() if k.startswith("table3.cifar10."))
+    assert len([k for k in explained if k.startswith("table3.mnist.")]) == 11
 
 
 def test_reduced_note_and_provenance_and_validation():
