@@ -63,3 +63,24 @@ def test_typed_value_is_the_rendered_best_cell_and_its_file(cell, plan):
     spec_key = f"table3.mnist.{sampling}.nondp" if family == "NP" else f"table3.mnist.{sampling}.{family}.dp"
     explanation = claims.TRAINING_CLAIMS[spec_key].explanation
     assert explanation is not None and explanation.expected == pct and digest in explanation.evidence
+
+
+@pytest.mark.parametrize("name", ["bc_comparable_to_ic", "mc_below_ic_and_bc", "dp_close_to_nonprivate"])
+def test_qualitative_explanations_quote_only_committed_pairs(name):
+    """Every 'SS / SH' pair the MNIST qualitative explanations quote is a typed best cell (tested above) or the
+    non-private |S_b| = 512 cells of the rendered figure; a moved number fails here."""
+    import re
+
+    known = {(claims._T3_MNIST[("SS", f)][1], claims._T3_MNIST[("SH", f)][1]) for f in ("IC", "BC", "MC", "NP")}
+    known.add(tuple(round(100 * float(_np_at(s, 512)), 2) for s in ("SS", "SH")))
+    explanation = claims.TRAINING_CLAIMS[f"table3.mnist.{name}"].explanation
+    text = " ".join([explanation.evidence, explanation.closest, *explanation.readings])
+    quoted = {(float(a), float(b)) for a, b in re.findall(r"(\d+\.\d\d) / (\d+\.\d\d) %", text)}
+    assert quoted <= known, (quoted - known, known)
+    if name != "bc_comparable_to_ic":
+        assert quoted, "the explanation quotes the cells that decide it"
+
+
+def _np_at(sampling: str, batch: int) -> float:
+    cells = pd.read_csv(FIGURES / "fig1_best_accuracy_vs_batch.csv").set_index("run")
+    return cells.loc[f"mnist/{sampling}/NP/b{batch}", "best_accuracy"]
