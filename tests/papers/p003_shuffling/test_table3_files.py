@@ -5,6 +5,7 @@ every family whose cells have all run has an entry (so a finished family cannot 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -69,8 +70,6 @@ def test_typed_value_is_the_rendered_best_cell_and_its_file(cell, plan):
 def test_qualitative_explanations_quote_only_committed_pairs(name):
     """Every 'SS / SH' pair the MNIST qualitative explanations quote is a typed best cell (tested above) or the
     non-private |S_b| = 512 cells of the rendered figure; a moved number fails here."""
-    import re
-
     known = {(claims._T3_MNIST[("SS", f)][1], claims._T3_MNIST[("SH", f)][1]) for f in ("IC", "BC", "MC", "NP")}
     known.add(tuple(round(100 * float(_np_at(s, 512)), 2) for s in ("SS", "SH")))
     explanation = claims.TRAINING_CLAIMS[f"table3.mnist.{name}"].explanation
@@ -84,3 +83,13 @@ def test_qualitative_explanations_quote_only_committed_pairs(name):
 def _np_at(sampling: str, batch: int) -> float:
     cells = pd.read_csv(FIGURES / "fig1_best_accuracy_vs_batch.csv").set_index("run")
     return cells.loc[f"mnist/{sampling}/NP/b{batch}", "best_accuracy"]
+
+
+@pytest.mark.parametrize("sampling", ["SS", "SH"])
+def test_np_closest_reading_names_the_rendered_512_cell_and_its_file(sampling, plan):
+    """The typed closest reading of a non-private baseline (``_T3_NP_CLOSEST``) is the |S_b| = 512 cell as rendered,
+    with the plan's result file for it."""
+    run = plan[f"mnist/{sampling}/NP/b512"]
+    value = round(100 * float(_np_at(sampling, 512)), 2)
+    assert claims._T3_NP_CLOSEST[sampling] == (
+        f"|S_b| = 512 alone: {value:.2f} % (results/paper/003_table3/{config_hash(run.config)}.json)")
