@@ -73,11 +73,13 @@ from dpcore.runner.checks import (
 )
 from dpcore.runner.discovery import (
     EXPLORER_FOLDER,
+    declared_parameters,
     discover,
     is_explorer,
     load_profile,
     notebook_key,  # noqa: F401  (tests/test_notebooks_static.py)
     notebook_parameters,
+    profile_problems,
 )
 from dpcore.runner.environment import (
     REPEATABLE_ENV,  # noqa: F401  (tests/conftest.py, tests/runner/test_repeatable.py)
@@ -113,6 +115,8 @@ __all__ = [
     "discover",
     "load_profile",
     "notebook_parameters",
+    "declared_parameters",
+    "profile_problems",
     "run_notebooks",
     "claim_problems",
     "coverage_problems",
@@ -137,6 +141,15 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
         print(f"error: {exc}", file=stream)
         return 2
     out_figures = profile_figures_dir(args.profile)
+    try:  # checked at the door: a misspelt key would be dropped by papermill and the notebook run with its default
+        bad_keys = profile_problems(paths, args.profile)
+    except (ValueError, OSError) as exc:  # an unreadable profile or notebook: the same exit, before anything runs
+        bad_keys = [str(exc)]
+    if bad_keys:
+        for problem in bad_keys:
+            print(f"error: {problem}", file=stream)
+        print(f"nothing ran: {len(bad_keys)} profile key(s) are not parameters of their notebook", file=stream)
+        return 2
     print(
         f"running {len(paths)} notebook(s), profile={args.profile}, figures -> {out_figures}", file=stream, flush=True
     )
@@ -236,7 +249,11 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
     args.nb = args.nb if args.nb is not None else ["*"]
 
     if args.prepare_nbval:
-        written = prepare_nbval(args.prepare_nbval.resolve())
+        try:
+            written = prepare_nbval(args.prepare_nbval.resolve())
+        except ValueError as exc:  # a profile key that is not a parameter of its notebook
+            print(f"error: {exc}", file=stream)
+            return 2
         print(f"prepared {len(written)} notebooks for nbval under {args.prepare_nbval}", file=stream)
         return 0
     if args.check_claims:

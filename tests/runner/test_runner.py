@@ -434,3 +434,26 @@ def test_prepare_nbval_injects_quick_parameters(project, tmp_path):
 def test_bad_profile(project):
     with pytest.raises(ValueError, match="profile"):
         runner.load_profile("fast", project)
+
+
+def test_a_profile_key_that_is_not_a_parameter_fails_make_figures_before_anything_runs(repo):
+    """Issue 54: ``max_epoch`` for ``max_epochs`` was dropped by papermill (a log line under build/) and the notebook
+    ran with its default, exit 0; now nothing runs and the message names the key, the notebook and its parameters."""
+    (repo / "notebooks" / "profiles" / "quick.yaml").write_text("aa/good:\n  value: 2.0\n  valeu: 3.0\n")
+    stream = io.StringIO()
+    assert runner.main(["--nb", "aa/*"], stream=stream) == 2
+    text = stream.getvalue()
+    assert "'valeu' for aa/good, which is not a parameter of good.ipynb (did you mean 'value'?)" in text, text
+    assert "its parameters: reduced, value, wrong, sleep" in text and "nothing ran" in text
+    assert not (repo / "figures" / "aa").exists() and not (repo / "build").exists()
+    with pytest.raises(ValueError, match="'valeu' for aa/good"):
+        runner.prepare_nbval(repo / "nbval", root=repo / "notebooks")
+    (repo / "notebooks" / "profiles" / "quick.yaml").write_text("aa/good:\n  figures_dir: /tmp\n")
+    assert runner.main(["--nb", "aa/good"], stream=stream) == 2
+    assert "sets 'figures_dir' for aa/good, but the runner sets figures_dir itself" in stream.getvalue()
+
+
+def test_declared_parameters_are_the_names_of_the_parameters_cell(project):
+    assert runner.declared_parameters(project / "aa" / "good.ipynb") == [
+        "profile", "figures_dir", "reduced", "value", "wrong", "sleep"]  # fmt: skip
+    assert runner.profile_problems(runner.discover("*", project), "quick", project) == []
