@@ -4,7 +4,8 @@ Training data.  The accountants count every row of the training set (the samplin
 DP-SGD, Abadi et al. 2016, and the dataset size of every run record), so every row must be one the
 loss trains on: :func:`check_training_data` refuses labels the loss would ignore or cannot take (for
 the cross-entropy loss, labels outside [0, classes) -- torch's ignore index −100 included -- and
-non-integer labels; for the logistic loss, targets outside [0, 1]), converts numpy arrays and
+non-integer labels; for the logistic loss, targets outside [0, 1]), refuses a NaN or ±inf anywhere in X or y
+(naming the tensor and its first bad row, before the first step), converts numpy arrays and
 integer labels of any width, and names the argument (``data[1] (y)``, ``client_data[2][0] (X)``).
 
 Checkpoints.  A checkpoint carries fingerprints of what it continues: the configuration, the
@@ -38,6 +39,7 @@ __all__ = [
     "CheckpointWarning",
     "check_training_data",
     "check_labels",
+    "check_finite_rows",
     "as_tensor",
     "data_fingerprint",
     "model_fingerprint",
@@ -73,6 +75,29 @@ def as_tensor(name: str, value: Any) -> Tensor:
             raise ValueError(f"{name} must hold numbers (bool, int or float), got a numpy array of dtype {value.dtype}")
         return torch.from_numpy(value if value.flags.writeable else value.copy())
     raise ValueError(f"{name} must be a torch.Tensor or a numpy array, got {type(value).__name__}")
+
+
+def check_finite_rows(name: str, t: Tensor) -> Tensor:
+    """``t`` unchanged when every value is finite; else ``ValueError`` naming ``name``, the first row (index along
+    dimension 0) holding a NaN or ±inf, what it holds and how many rows are bad.  Integer and bool tensors are finite.
+
+    Checked before the first step: a NaN in one row would otherwise train silently until a batch samples that row
+    (then the whole update is NaN), or never, while the accountant counts it."""
+    if not (t.is_floating_point() or t.is_complex()) or t.numel() == 0:
+        return t
+    finite = torch.isfinite(t.reshape(t.shape[0], -1) if t.dim() else t.reshape(1, 1)).all(dim=1)
+    if bool(finite.all()):
+        return t
+    bad = (~finite).nonzero().flatten()
+    first = int(bad[0])
+    row = t[first].reshape(-1)
+    kinds = [
+        k for k, m in (("NaN", torch.isnan(row)), ("+inf", row == np.inf), ("-inf", row == -np.inf)) if bool(m.any())
+    ]
+    raise ValueError(
+        f"{name} must be finite: row {first} holds {' and '.join(kinds)} "
+        f"({len(bad)} of {t.shape[0] if t.dim() else 1} rows are not finite); clean or drop them before training"
+    )
 
 
 def _probe(model: nn.Module, x: Tensor, name: str, device: torch.device | None) -> Tensor:
@@ -151,7 +176,8 @@ def check_training_data(
     """``data`` = (X, y) checked and converted for training ``model`` with ``loss`` (see the module docstring).
 
     X and y may be tensors or numpy arrays (converted); they need the same non-zero number of rows; the model
-    must accept X (probed on the first two examples, on ``device``); y must suit the loss (:func:`check_labels`).
+    must accept X (probed on the first two examples, on ``device``); y must suit the loss (:func:`check_labels`);
+    X and y must be finite (:func:`check_finite_rows`: the first row with a NaN or ±inf is named).
     Every refusal is a ``ValueError`` naming ``name``.
     """
     if not isinstance(data, (tuple, list)) or len(data) != 2:
@@ -165,6 +191,8 @@ def check_training_data(
         )
     if x.is_complex():
         raise ValueError(f"{name}[0] (X) must be real, got {x.dtype}")
+    check_finite_rows(f"{name}[0] (X)", x)  # before the model sees a row: NaN in one row is named, not trained on
+    check_finite_rows(f"{name}[1] (y)", y)
     out = _probe(model, x, f"{name}[0]", torch.device(device) if device is not None else None)
     return x, check_labels(f"{name}[1] (y)", y, loss, out)
 

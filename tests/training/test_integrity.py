@@ -154,6 +154,38 @@ def test_labels_outside_the_classes_are_refused_naming_the_argument():
         run_async_clients(_model(), [(x, y), (x, y + 3)], _cfg(epochs=None, steps=2, reduce="sum"))
 
 
+def test_non_finite_features_or_labels_are_refused_before_the_first_step_naming_the_tensor_and_row():
+    """Issue 54: a NaN in one row trained silently (the row was never sampled) and a NaN everywhere stopped at step 0
+    with an error that did not name the data; now both are refused at construction, naming the tensor and row."""
+    x, y = _blobs()
+    one = x.clone()
+    one[17, 2] = float("nan")
+    with pytest.raises(ValueError, match=r"data\[0\] \(X\) must be finite: row 17 holds NaN \(1 of 48 rows"):
+        Trainer(_model(), (one, y), _cfg())
+    every = torch.full_like(x, float("nan"))
+    every[0] = 1.0
+    with pytest.raises(ValueError, match=r"data\[0\] \(X\) must be finite: row 1 holds NaN \(47 of 48 rows"):
+        train(_model(), (every, y), _cfg())
+    mixed = x.numpy().copy()
+    mixed[30, 0], mixed[30, 1] = np.inf, -np.inf
+    with pytest.raises(ValueError, match=r"row 30 holds \+inf and -inf"):
+        Trainer(_model(), (mixed, y.numpy()), _cfg())
+    targets = (y > 0).float()
+    targets[5] = float("nan")
+    for loss in ("bce", "mse", torch.nn.functional.binary_cross_entropy_with_logits):
+        with pytest.raises(ValueError, match=r"data\[1\] \(y\) must be finite: row 5 holds NaN"):
+            Trainer(nn.Linear(5, 1), (x, targets[:, None]), _cfg(), loss=loss)
+    with pytest.raises(ValueError, match=r"client_data\[1\]\[0\] \(X\) must be finite: row 17"):
+        run_async_clients(_model(), [(x, y), (one, y)], _cfg(epochs=None, steps=2, reduce="sum"))
+    image = torch.zeros(4, 1, 3, 3)
+    image[2, 0, 1, 1] = float("nan")  # rows of any shape: the first index is the row
+    from dpcore.training.integrity import check_finite_rows
+
+    with pytest.raises(ValueError, match=r"images must be finite: row 2 holds NaN \(1 of 4"):
+        check_finite_rows("images", image)
+    assert check_finite_rows("labels", torch.arange(3)) is not None
+
+
 def test_int32_labels_and_numpy_data_are_converted_and_train_as_int64_tensors():
     x, y = _blobs()
     reference = train(_model(), (x, y), _cfg()).model.weight.detach()
