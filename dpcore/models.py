@@ -11,6 +11,9 @@ name                   definition                                               
 ``resnet20``           CIFAR ResNet-20, GroupNorm(4, affine=False), option-A shortcut  268,346
 ``alexnet_cifar``      32×32 AlexNet of paper 000's CIFAR-10 runs (pytorch-cifar10)      23,272,266
 ``scatter_cnn``        Tramèr–Boneh CNN on J=2, L=8 scattering features (paper 002 Table I) 187,210 / 33,066
+``scatter_linear``     Tramèr–Boneh linear model on scattering features (reference controls) 155,530 / 39,700
+``sample_convnet``     Opacus's MNIST SampleConvNet; ``tramer_boneh`` variant: their MNIST CNN  26,010
+``tb_cifar_cnn``       Tramèr–Boneh end-to-end CIFAR-10 CNN (reference controls)        550,570
 =====================  ==============================================================  ===========
 
 The ScatterNet features come from :class:`Scattering2D`, a small self-written 2-D scattering
@@ -48,6 +51,9 @@ __all__ = [
     "AlexNetCIFAR",
     "Scattering2D",
     "ScatterCNN",
+    "ScatterLinear",
+    "SampleConvNet",
+    "TBCifarCNN",
     "FrozenStandardize",
     "SCATTER_NORMS",
     "MODELS",
@@ -427,7 +433,7 @@ class ScatterCNN(nn.Module):
     def __init__(self, dataset: str = "cifar10", *, scattering: bool = False, groups: int = 27, num_classes: int = 10,
                  norm: str = "groupnorm"):  # fmt: skip
         super().__init__()
-        check_choice("dataset", dataset, ("cifar10", "fmnist"))
+        check_choice("dataset", dataset, ("cifar10", "fmnist", "mnist"))  # "mnist": the same net as "fmnist"
         check_choice("norm", norm, SCATTER_NORMS)
         channels, shape = (243, (32, 32)) if dataset == "cifar10" else (81, (28, 28))
         self.scattering = Scattering2D(shape) if scattering else None
@@ -458,6 +464,80 @@ class ScatterCNN(nn.Module):
         return self.body(self.norm(x))
 
 
+def _scatter_norm(norm: str, groups: int, channels: int) -> nn.Module:
+    check_choice("norm", norm, SCATTER_NORMS)
+    return nn.GroupNorm(groups, channels, affine=False) if norm == "groupnorm" else FrozenStandardize(channels)
+
+
+class ScatterLinear(nn.Module):
+    """Tramèr & Boneh's linear model on ScatterNet features (ftramer/Handcrafted-DP@6568e8f, models.py L166-197,
+    ``ScatterLinear``): an input normalisation of the (K, h, w) features (GroupNorm(groups, affine=False) or the
+    frozen private statistics, :class:`FrozenStandardize`), then Linear(K·h·w → classes).  ``dataset`` picks (K, h, w):
+    CIFAR-10 (243, 8, 8), MNIST / Fashion-MNIST (81, 7, 7).  155,530 / 39,700 parameters."""
+
+    def __init__(self, dataset: str = "cifar10", *, groups: int = 27, num_classes: int = 10,
+                 norm: str = "groupnorm") -> None:  # fmt: skip
+        super().__init__()
+        check_choice("dataset", dataset, ("cifar10", "fmnist", "mnist"))
+        self.channels, side = (243, 8) if dataset == "cifar10" else (81, 7)
+        self.norm = _scatter_norm(norm, groups, self.channels)
+        self.fc = nn.Linear(self.channels * side * side, check_positive_int("num_classes", num_classes))
+
+    def set_input_statistics(self, mean: Tensor, var: Tensor) -> None:
+        """Set the released per-channel statistics of a ``norm="standardize"`` model (ValueError otherwise)."""
+        if not isinstance(self.norm, FrozenStandardize):
+            raise ValueError("set_input_statistics needs norm='standardize'; this model uses GroupNorm")
+        self.norm.set_statistics(mean, var)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc(self.norm(x).flatten(1))
+
+
+class SampleConvNet(nn.Module):
+    """The small MNIST CNN of Opacus's example and of Tramèr & Boneh (26,010 parameters for 28×28 inputs).
+
+    ``variant="opacus"``: pytorch/opacus@4d0ebc8 examples/mnist.py L38-55 -- Conv(1→16, 8, stride 2, padding 3)+ReLU,
+    MaxPool(2, stride 1), Conv(16→32, 4, stride 2)+ReLU, MaxPool(2, stride 1), Linear(512→32)+ReLU, Linear(32→10).
+    ``variant="tramer_boneh"``: ftramer/Handcrafted-DP@6568e8f models.py L111-163 (``MNIST_CNN`` on images): the same
+    layers with padding 2 and Tanh.
+    """
+
+    def __init__(self, variant: str = "opacus", num_classes: int = 10) -> None:
+        super().__init__()
+        check_choice("variant", variant, ("opacus", "tramer_boneh"))
+        act: Callable[[], nn.Module] = nn.ReLU if variant == "opacus" else nn.Tanh
+        self.features = nn.Sequential(
+            nn.Conv2d(1, 16, 8, stride=2, padding=3 if variant == "opacus" else 2), act(), nn.MaxPool2d(2, 1),
+            nn.Conv2d(16, 32, 4, stride=2), act(), nn.MaxPool2d(2, 1),
+        )  # fmt: skip
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(32 * 4 * 4, 32), act(), nn.Linear(32, num_classes))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier(self.features(x))
+
+
+class TBCifarCNN(nn.Module):
+    """Tramèr & Boneh's end-to-end CIFAR-10 CNN (ftramer/Handcrafted-DP@6568e8f models.py L49-108, ``CIFAR10_CNN``
+    with 3 input channels): Conv3×3 32, 32, MaxPool, 64, 64, MaxPool, 128, 128, MaxPool (Tanh after every
+    convolution), Linear(2048→128)+Tanh, Linear(128→10).  550,570 parameters."""
+
+    def __init__(self, num_classes: int = 10) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        c = 3
+        for v in (32, 32, "M", 64, 64, "M", 128, 128, "M"):
+            if v == "M":
+                layers.append(nn.MaxPool2d(2, 2))
+            else:
+                layers += [nn.Conv2d(c, int(v), 3, padding=1), nn.Tanh()]
+                c = int(v)
+        self.features = nn.Sequential(*layers)
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(c * 4 * 4, 128), nn.Tanh(), nn.Linear(128, num_classes))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier(self.features(x))
+
+
 MODELS: dict[str, Callable[..., nn.Module]] = {
     "logistic": LogisticRegression,
     "linear": LinearRegression,
@@ -467,6 +547,9 @@ MODELS: dict[str, Callable[..., nn.Module]] = {
     "resnet20": ResNet20,
     "alexnet_cifar": AlexNetCIFAR,
     "scatter_cnn": ScatterCNN,
+    "scatter_linear": ScatterLinear,
+    "sample_convnet": SampleConvNet,
+    "tb_cifar_cnn": TBCifarCNN,
 }
 
 

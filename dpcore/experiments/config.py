@@ -276,12 +276,12 @@ class RunConfig:
         check_choice("normalization", self.normalization, NORMALIZATIONS)
         sigma_bn = check_nonnegative("bn_noise_multiplier", self.bn_noise_multiplier)
         object.__setattr__(self, "bn_noise_multiplier", sigma_bn)
-        standardize = self.model == "scatter_cnn" and dict(self.model_kwargs).get("norm") == "standardize"
+        standardize = self.model in SCATTER_MODELS and dict(self.model_kwargs).get("norm") == "standardize"
         if self.normalization == "private_bn":
             if self.bn_noise_multiplier == 0.0:
                 raise ValueError("bn_noise_multiplier must be in (0, inf) with normalization='private_bn', got 0.0")
             if not standardize:
-                raise ValueError("normalization='private_bn' needs model='scatter_cnn' with model_kwargs "
+                raise ValueError(f"normalization='private_bn' needs a model in {SCATTER_MODELS} with model_kwargs "
                                  "norm='standardize'")  # fmt: skip
         else:
             if self.bn_noise_multiplier != 0.0:
@@ -386,6 +386,8 @@ class RunConfig:
 #: paper 002 (issue 22): input normalisation of the ScatterNet CNN: its GroupNorm, or Tramèr-Boneh's private data
 #: normalisation (noisy per-channel mean and variance, :mod:`dpcore.training.private_norm`)
 NORMALIZATIONS = ("groupnorm", "private_bn")
+#: the models on ScatterNet features that take released input statistics (``norm="standardize"``)
+SCATTER_MODELS = ("scatter_cnn", "scatter_linear")
 
 #: paper 000 (issue 13): how n clients get their data: "replicate" (each client holds the whole training set,
 #: i.i.d. copies; the paper's N_c is the full set) or "split" (disjoint seeded shards of N/n examples)

@@ -14,7 +14,7 @@ A spec with ``features`` (paper 002's ScatterNet variants ``cifar10_scatter`` an
 maps the images, scaled to [0, 1], through a fixed public feature map (:data:`FEATURES`: the J = 2, L = 8
 scattering transform of :class:`dpcore.models.Scattering2D`); the features of exactly the images a run
 uses are computed once and cached under ``data/cache/`` (git-ignored), keyed by the feature map and a
-checksum of those images.  ``svhn`` and ``fashion_mnist`` are download-only: a missing file raises
+checksum of those images.  ``svhn`` is download-only (Fashion-MNIST is in the offline mirror): a missing file raises
 :class:`~dpcore.experiments.adapters.DatasetUnavailable` with :mod:`dpcore.data`'s message.
 
 Loaded arrays and prepared tensors are cached (a grid's runs share them).  With ``synthetic_ok=True``
@@ -146,8 +146,25 @@ DATASETS: dict[str, DatasetSpec] = {
     ),
     "fmnist_scatter": DatasetSpec(
         "fmnist_scatter", _fashion_mnist, (("train", 60_000), ("test", 10_000)), (28, 28), 10, (0.0,), (1.0,),
-        "Fashion-MNIST (Xiao et al. 2017) in [0, 1] -> ScatterNet J=2, L=8 (81x7x7), dpcore.data.load_fashion_mnist "
-        "(download only)", features="scattering_J2_L8", library_name="fashion-mnist",
+        "Fashion-MNIST (Xiao et al. 2017) in [0, 1] -> ScatterNet J=2, L=8 (81x7x7), dpcore.data.load_fashion_mnist",
+        features="scattering_J2_L8", library_name="fashion-mnist",
+    ),
+    # reference controls (issue 51): Tramèr & Boneh's pipelines (ftramer/Handcrafted-DP@6568e8f data.py L53-69: MNIST
+    # and Fashion-MNIST as ToTensor() only, pixels in [0, 1]; their ScatterNet on those pixels)
+    "mnist_scatter": DatasetSpec(
+        "mnist_scatter", _mnist, (("train", 60_000), ("test", 10_000)), (28, 28), 10, (0.0,), (1.0,),
+        "MNIST (LeCun et al. 1998) in [0, 1] -> ScatterNet J=2, L=8 (81x7x7), dpcore.data.load_mnist",
+        features="scattering_J2_L8", library_name="mnist",
+    ),
+    "mnist01": DatasetSpec(
+        "mnist01", _mnist, (("train", 60_000), ("test", 10_000)), (28, 28), 10, (0.0,), (1.0,),
+        "MNIST (LeCun et al. 1998) in [0, 1] (Tramer-Boneh's ToTensor only), dpcore.data.load_mnist",
+        library_name="mnist",
+    ),
+    "fmnist01": DatasetSpec(
+        "fmnist01", _fashion_mnist, (("train", 60_000), ("test", 10_000)), (28, 28), 10, (0.0,), (1.0,),
+        "Fashion-MNIST (Xiao et al. 2017) in [0, 1] (Tramer-Boneh's ToTensor only), dpcore.data.load_fashion_mnist",
+        library_name="fashion-mnist",
     ),
 }  # fmt: skip
 
