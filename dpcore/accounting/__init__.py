@@ -14,8 +14,64 @@
   batch clipping under the labelled adversary A_1).
 """
 
-from dpcore.accounting.dpsgd import METHODS, SAMPLINGS, dpsgd_epsilon, dpsgd_noise_multiplier
-from dpcore.accounting.records import epsilon_for_record
-from dpcore.accounting.run_record import RunRecord
+from __future__ import annotations
 
-__all__ = ["METHODS", "SAMPLINGS", "RunRecord", "dpsgd_epsilon", "dpsgd_noise_multiplier", "epsilon_for_record"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: Public name -> the submodule that defines it.  Nothing is imported until a name is used (PEP 562), so
+#: ``import dpcore.accounting`` loads no NumPy/SciPy accountant, no torch and no dp_accounting.
+_LAZY: dict[str, str] = {
+    "METHODS": "dpsgd",
+    "SAMPLINGS": "dpsgd",
+    "LabelledEpsilon": "dpsgd",
+    "dpsgd_epsilon": "dpsgd",
+    "dpsgd_noise_multiplier": "dpsgd",
+    "epsilon_curve": "dpsgd",
+    "epsilon_for_record": "records",
+    "noise_multiplier_for_record": "records",
+    "choose_accountant": "records",
+    "RunRecord": "run_record",
+    "REGISTRY": "registry",
+}
+
+__all__ = [
+    "METHODS",
+    "REGISTRY",
+    "SAMPLINGS",
+    "LabelledEpsilon",
+    "RunRecord",
+    "choose_accountant",
+    "dpsgd_epsilon",
+    "dpsgd_noise_multiplier",
+    "epsilon_curve",
+    "epsilon_for_record",
+    "noise_multiplier_for_record",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dpcore.accounting.dpsgd import (
+        METHODS,
+        SAMPLINGS,
+        LabelledEpsilon,
+        dpsgd_epsilon,
+        dpsgd_noise_multiplier,
+        epsilon_curve,
+    )
+    from dpcore.accounting.records import choose_accountant, epsilon_for_record, noise_multiplier_for_record
+    from dpcore.accounting.registry import REGISTRY
+    from dpcore.accounting.run_record import RunRecord
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: import the submodule that defines ``name`` on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

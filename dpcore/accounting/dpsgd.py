@@ -40,13 +40,9 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
 
-import numpy as np
-
-from dpcore.accounting import fdp, gaussian
 from dpcore.accounting import pld as pld_accountant
-from dpcore.accounting.calibrate import MIN_RTOL, SIGMA_MAX, SIGMA_MIN, check_rtol, smallest_sigma
+from dpcore.accounting.calibrate import MIN_RTOL, SIGMA_MAX, SIGMA_MIN, check_rtol
 from dpcore.accounting.events import (
     ADJACENCY,
     NOISE_CONVENTIONS,
@@ -54,10 +50,21 @@ from dpcore.accounting.events import (
     SAMPLINGS,
     SENSITIVITY,
     check_sampling,
-    effective_noise_multiplier,
+    sizes_for_rates,
     steps_for_epochs,
 )
-from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
+from dpcore.accounting.rdp import RDP_ORDERS
+from dpcore.accounting.records import epsilon_for_record, noise_multiplier_for_record
+from dpcore.accounting.registry import (
+    APPROXIMATE,
+    METHODS,
+    RIGOROUS,
+    LabelledEpsilon,
+    _labelled,  # noqa: F401  (pickles of LabelledEpsilon written before it moved to the registry)
+    describe_run,
+    methods_for,
+)
+from dpcore.accounting.run_record import RunRecord
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_rate
 
 __all__ = [
@@ -78,15 +85,15 @@ __all__ = [
     "dpsgd_epsilon",
     "dpsgd_noise_multiplier",
     "epsilon_curve",
+    "dpsgd_record",
 ]
 
-METHODS = ("pld", "rdp", "rdp-mironov", "gdp")
-RIGOROUS = ("pld", "rdp", "rdp-mironov")
-APPROXIMATE = ("gdp",)
 PLD_GRID = pld_accountant.GRID  # the PLD discretisation interval (dpcore.accounting.pld)
 #: The noise multipliers the accountants are evaluated on (the calibrator's bracket, calibrate.SIGMA_MIN/MAX).
 NOISE_MULTIPLIER_RANGE = (SIGMA_MIN, SIGMA_MAX)
-_SUPPORTED = {"poisson": METHODS, "fixed": ("rdp", "rdp-mironov", "gdp"), "shuffle": ()}
+#: The methods of each sampling: the registry's accountant of a constant-batch run with individual clipping (the
+#: subsampling accountants; shuffled runs go through ``epsilon_for_record``, A_1).
+_SUPPORTED = {"poisson": methods_for("poisson"), "fixed": methods_for("fixed"), "shuffle": ()}
 _METHOD_TEXT = {
     "pld": "privacy-loss distribution (pessimistic discretisation, Doroshenko et al. 2022)",
     "rdp": "RDP with the conversion of Balle et al. 2020, Thm 21",
@@ -97,44 +104,6 @@ _SAMPLING_TEXT = {
     "poisson": "Poisson subsampling (Abadi et al. 2016)",
     "fixed": "fixed-size batches without replacement (Wang, Balle, Kasiviswanathan 2019, Thm 9)",
 }
-
-
-class LabelledEpsilon(float):
-    """An ε that carries how it was obtained: a float (arithmetic, comparison, formatting and JSON see the plain
-    value) with ``rigorous`` (True: an upper bound on the true ε; False: approximate), ``method`` and a
-    ``description`` (accountant, neighbouring relation, noise convention).  ``label`` is ``"rigorous"`` or
-    ``"approximate"``.  Arithmetic returns a plain float: the label describes this value only."""
-
-    __slots__ = ("rigorous", "method", "description")
-
-    def __new__(cls, value: float, *, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or value < 0:
-            raise ValueError(f"value must be an ε in [0, inf], got {value!r}")
-        if not isinstance(rigorous, bool):
-            raise ValueError(f"rigorous must be True or False, got {rigorous!r}")
-        for name, text in (("method", method), ("description", description)):
-            if not isinstance(text, str):
-                raise ValueError(f"{name} must be a string, got {text!r}")
-        self = super().__new__(cls, float(value))
-        object.__setattr__(self, "rigorous", rigorous)
-        object.__setattr__(self, "method", method)
-        object.__setattr__(self, "description", description)
-        return self
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"LabelledEpsilon is immutable (tried to set {name!r})")
-
-    def __reduce__(self) -> tuple:
-        return (_labelled, (float(self), self.rigorous, self.method, self.description))
-
-    @property
-    def label(self) -> str:
-        """``"rigorous"`` or ``"approximate"``."""
-        return "rigorous" if self.rigorous else "approximate"
-
-
-def _labelled(value: float, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
-    return LabelledEpsilon(value, rigorous=rigorous, method=method, description=description)
 
 
 def method_label(method: str) -> str:
@@ -253,19 +222,26 @@ def _fixed_sizes(sample_rate: float, dataset_size: int | None) -> tuple[int, int
     return n, b
 
 
-def _rdp_epsilon(
-    sigma: float, q: float, steps: int, delta: float, method: str, sampling: str, n: int | None, convention: str
-) -> float:
-    if sampling == "fixed":
-        n, b = _fixed_sizes(q, n)
-        kw: dict[str, Any] = {"sampling": "fixed", "dataset_size": n, "batch_size": b}
-    else:
-        kw = {"sample_rate": q}
-    curve = rdp_curve(sigma, steps=steps, noise_convention=convention, **kw)
-    # RDP is >= 0; the log-sum of the closed form can round to about -1e-26 at tiny q (clear it, nothing larger)
-    curve = np.where((curve < 0) & (curve > -1e-12), 0.0, curve)
-    conversion = "mironov" if method == "rdp-mironov" else "balle"
-    return rdp_to_epsilon(RDP_ORDERS, curve, delta, conversion=conversion)
+def dpsgd_record(
+    noise_multiplier: float,
+    *,
+    sample_rate: float,
+    steps: int,
+    sampling: str = "poisson",
+    dataset_size: int | None = None,
+    noise_convention: str = "standard",
+) -> RunRecord:
+    """The :class:`RunRecord` of DP-SGD steps given by their rate: clip norm 1, noise std κσ, individual clipping;
+    ``sampling="fixed"`` needs q·n whole (``dataset_size`` n), Poisson takes n and b with b/n == q exactly
+    (:func:`~dpcore.accounting.events.sizes_for_rates`).  Inputs are trusted (:func:`dpsgd_epsilon` checks them)."""
+    if sampling == "fixed" and dataset_size is not None:
+        n, b = _fixed_sizes(sample_rate, dataset_size)
+    else:  # Poisson, or the fixed-size CLT (which reads q only)
+        n, (b,) = sizes_for_rates([sample_rate], dataset_size)
+    kappa = NOISE_FACTOR[noise_convention]
+    return RunRecord(private=True, sampling=sampling, dataset_size=n, batch_size=b, steps=steps,
+                     clipping="individual", clip_norm=1.0, noise_multiplier=noise_multiplier,
+                     noise_convention=noise_convention, noise_std=kappa * noise_multiplier)  # fmt: skip
 
 
 def dpsgd_epsilon(
@@ -297,20 +273,16 @@ def dpsgd_epsilon(
     check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
     dataset_size = _check_dataset_size(dataset_size)
     steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)
-    z = effective_noise_multiplier(sigma, sampling, noise_convention)
-    if steps == 0:
-        value = 0.0
-    elif method == "gdp":
-        value = gaussian.epsilon_from_mu(fdp.clt_mu(z, q, steps, sampling), delta)
-    elif method == "pld":
-        value = pld_accountant.pld_epsilon(z, sample_rate=q, steps=steps, delta=delta)
-    else:
-        value = _rdp_epsilon(sigma, q, steps, delta, method, sampling, dataset_size, noise_convention)
+    if sampling == "fixed" and method != "gdp":
+        _fixed_sizes(q, dataset_size)  # RDP of sampling without replacement reads n and b
+    record = dpsgd_record(sigma, sample_rate=q, steps=steps, sampling=sampling, dataset_size=dataset_size,
+                          noise_convention=noise_convention)  # fmt: skip
+    value = epsilon_for_record(record, delta, method=method)  # the one door: the registry's accountant
     return LabelledEpsilon(
-        value,
-        rigorous=method not in APPROXIMATE,
+        float(value),
+        rigorous=value.rigorous,
         method=method,
-        description=chosen + describe(method, sampling, noise_convention),
+        description=chosen + describe(method, sampling, noise_convention) + "; " + describe_run(record),
     )
 
 
@@ -344,18 +316,12 @@ def dpsgd_noise_multiplier(
     dataset_size = _check_dataset_size(dataset_size)
     steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)
     check_positive_int("steps", steps)
-    common = dict(sample_rate=q, steps=steps, delta=delta, method=method, sampling=sampling)
-
-    def eps(sigma: float) -> float:
-        return dpsgd_epsilon(sigma, dataset_size=dataset_size, noise_convention=noise_convention, **common)
-
-    if method == "pld" and rtol >= pld_accountant.CALIBRATION_RTOL:
-        # coarse-to-fine PLD calibration (the same calibrator, run on two nested grids); Poisson only, where the
-        # Gaussian's multiplier is κσ: divide by κ (a power of two, exact) to return σ in the caller's convention
-        z = pld_accountant.pld_noise_multiplier(target, sample_rate=q, steps=steps, delta=delta)
-        return z / NOISE_FACTOR[noise_convention]
+    if sampling == "fixed" and method != "gdp":
+        _fixed_sizes(q, dataset_size)  # RDP of sampling without replacement reads n and b
+    record = dpsgd_record(1.0, sample_rate=q, steps=steps, sampling=sampling, dataset_size=dataset_size,
+                          noise_convention=noise_convention)  # fmt: skip
     try:
-        return smallest_sigma(eps, target, rtol=rtol)
+        return noise_multiplier_for_record(record, target, delta, method=method, rtol=rtol)
     except ValueError as exc:  # say which run could not be calibrated
         raise ValueError(
             f"{exc} (at sample_rate={q:g}, steps={steps}, delta={delta:g}, method={method!r}, "

@@ -64,6 +64,8 @@ __all__ = [
     "groups_per_batch",
     "groups_per_round",
     "step_sensitivity",
+    "sample_rate_of",
+    "sizes_for_rates",
 ]
 
 SAMPLINGS: tuple[str, ...] = ("poisson", "shuffle", "fixed")
@@ -283,3 +285,38 @@ def steps_for_sample_count(epochs: float, dataset_size: int, batch_size: int) ->
     if not math.isfinite(total):
         raise ValueError(f"epochs={epochs!r} times dataset_size/batch_size = {n}/{b} overflows: too many steps")
     return max(1, round(total))
+
+
+def sample_rate_of(batch_size: int, dataset_size: int, sample_rate: float | None = None) -> float:
+    """q = b/n, the one place the rule lives (the CLI, :func:`steps_for_epochs`, the run record): ``batch_size`` in
+    [1, ``dataset_size``], and a given ``sample_rate`` must agree with b/n (relative 1e-9)."""
+    n = check_positive_int("dataset_size", dataset_size)
+    b = check_positive_int("batch_size", batch_size)
+    if b > n:
+        raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
+    if sample_rate is not None:
+        q = check_rate("sample_rate", sample_rate)
+        if not math.isclose(q, b / n, rel_tol=1e-9):
+            raise ValueError(f"sample_rate={q:g} disagrees with batch_size / dataset_size = {b}/{n} = {b / n:g}")
+    return b / n
+
+
+def sizes_for_rates(rates: list[float], dataset_size: int | None = None) -> tuple[int, list[int]]:
+    """(n, [b_1, …]) with b_i / n == q_i exactly in floating point, for rates q_i in (0, 1] (trusted): a run record
+    of Poisson steps known by their rates only (``dpsgd_epsilon(sample_rate=…)``, a dp_accounting event).
+
+    ``dataset_size`` is used when every q_i·n is a whole batch with b_i/n == q_i; otherwise n is the smallest common
+    denominator of the rates (each the simplest fraction within 1e-9 of q_i that rounds to it, else q_i's exact
+    binary value), so that the accountants see exactly the rates asked for."""
+    from fractions import Fraction
+
+    if dataset_size is not None:
+        batches = [round(q * dataset_size) for q in rates]
+        if all(1 <= b <= dataset_size and b / dataset_size == q for b, q in zip(batches, rates, strict=True)):
+            return dataset_size, batches
+    fractions = []
+    for q in rates:
+        f = Fraction(q).limit_denominator(10**9)
+        fractions.append(f if f.numerator / f.denominator == q else Fraction(q))
+    n = math.lcm(*(f.denominator for f in fractions))
+    return n, [f.numerator * (n // f.denominator) for f in fractions]

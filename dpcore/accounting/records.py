@@ -45,20 +45,22 @@ of :data:`~dpcore.accounting.registry.REGISTRY` (tightest first) that supports t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dpcore.accounting import events
-from dpcore.accounting.dpsgd import LabelledEpsilon
 from dpcore.accounting.registry import (
     ACCOUNTANT_NAMES,
     ALL_METHODS,
     MODELMIX_MODES,
     REGISTRY,
     SHUFFLE_NOTE,
+    LabelledEpsilon,
     accountant_named,
+    describe_run,
     noise_multiplier,
 )
 from dpcore.accounting.run_record import RunRecord
@@ -72,6 +74,8 @@ __all__ = [
     "as_record",
     "choose_accountant",
     "epsilon_for_record",
+    "noise_multiplier_for_record",
+    "record_from_event",
 ]
 
 #: The neighbouring relations an :class:`AccountantChoice` names ("-" for a non-private run).
@@ -102,9 +106,78 @@ class AccountantChoice:
             raise ValueError(f"rigorous must be True or False, got {self.rigorous!r}")
 
 
-def as_record(record: RunRecord | Mapping[str, Any]) -> RunRecord:
-    """``record`` itself, or a mapping validated into a :class:`RunRecord` (``ValueError`` when invalid)."""
+def as_record(record: RunRecord | Mapping[str, Any] | Any) -> RunRecord:
+    """``record`` itself, a mapping validated into a :class:`RunRecord`, or a dp_accounting ``DpEvent`` of the
+    kinds :func:`record_from_event` covers (``ValueError`` when invalid)."""
+    if not isinstance(record, (RunRecord, Mapping)) and type(record).__module__.startswith("dp_accounting"):
+        return record_from_event(record)
     return RunRecord.from_dict(record)
+
+
+def record_from_event(event: Any) -> RunRecord:
+    """The :class:`RunRecord` of a dp_accounting ``DpEvent`` that this package accounts for (the inverse of
+    :meth:`RunRecord.to_event`): a (self-)composition of ``GaussianDpEvent(σ)``, ``PoissonSampledDpEvent(q,
+    Gaussian)`` (add/remove-one; one σ for all) or ``SampledWithoutReplacementDpEvent(n, b, Gaussian)``
+    (replace-one), and ``NoOpDpEvent`` / ``NonPrivateDpEvent``.  The record has clip norm 1 and noise std σ
+    (so the Gaussian's multiplier is σ, as in the event); ``ValueError`` naming ``event`` for anything else."""
+    import dp_accounting as dpa
+
+    steps: list[tuple[Any, int]] = []
+
+    def walk(ev: Any, times: int) -> None:
+        if isinstance(ev, dpa.SelfComposedDpEvent):
+            walk(ev.event, times * int(ev.count))
+        elif isinstance(ev, dpa.ComposedDpEvent):
+            for child in ev.events:
+                walk(child, times)
+        elif not isinstance(ev, dpa.NoOpDpEvent):
+            steps.append((ev, times))
+
+    walk(event, 1)
+    bad = ValueError(
+        f"event must be a composition of GaussianDpEvent, PoissonSampledDpEvent(q, GaussianDpEvent) or "
+        f"SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent) with one noise multiplier, got {event!r}"
+    )
+    if any(isinstance(ev, dpa.NonPrivateDpEvent) for ev, _ in steps):
+        return RunRecord(private=False, sampling="poisson", dataset_size=1, batch_size=1, steps=1, clipping="none",
+                         clip_norm=math.inf, noise_multiplier=0.0, noise_std=0.0)  # fmt: skip
+    if not steps:
+        return RunRecord(private=True, sampling="poisson", dataset_size=1, batch_size=1, steps=0,
+                         clipping="individual", clip_norm=1.0, noise_multiplier=1.0, noise_std=1.0)  # fmt: skip
+    kinds, sigmas, sizes = set(), set(), []
+    for ev, count in steps:
+        if isinstance(ev, dpa.GaussianDpEvent):
+            kinds.add("poisson")
+            sigmas.add(ev.noise_multiplier)
+            sizes.append((1.0, count))
+        elif isinstance(ev, dpa.PoissonSampledDpEvent) and isinstance(ev.event, dpa.GaussianDpEvent):
+            kinds.add("poisson")
+            sigmas.add(ev.event.noise_multiplier)
+            sizes.append((float(ev.sampling_probability), count))
+        elif isinstance(ev, dpa.SampledWithoutReplacementDpEvent) and isinstance(ev.event, dpa.GaussianDpEvent):
+            kinds.add("fixed")
+            sigmas.add(ev.event.noise_multiplier)
+            sizes.append(((int(ev.sample_size), int(ev.source_dataset_size)), count))
+        else:
+            raise bad
+    if len(kinds) != 1 or len(sigmas) != 1:
+        raise bad
+    sigma, total = float(sigmas.pop()), sum(c for _, c in sizes)
+    if kinds == {"fixed"}:
+        if len({size[1] for size, _ in sizes}) != 1:
+            raise bad
+        n = sizes[0][0][1]
+        schedule: tuple[int, ...] = tuple(b for (b, _), c in sizes for _ in range(c))
+        batch = schedule[0] if len(set(schedule)) == 1 else schedule
+        # replace-one: the event's σ is against the sensitivity 2C, i.e. noise std 2σ·C (noise_convention)
+        return RunRecord(private=True, sampling="fixed", dataset_size=n, batch_size=batch, steps=total,
+                         clipping="individual", clip_norm=1.0, noise_multiplier=sigma, noise_convention="replace_one",
+                         noise_std=2.0 * sigma)  # fmt: skip
+    n, batches = events.sizes_for_rates([q for q, _ in sizes])
+    schedule = tuple(b for b, (_, c) in zip(batches, sizes, strict=True) for _ in range(c))
+    batch = schedule[0] if len(set(schedule)) == 1 else schedule
+    return RunRecord(private=True, sampling="poisson", dataset_size=n, batch_size=batch, steps=total,
+                     clipping="individual", clip_norm=1.0, noise_multiplier=sigma, noise_std=sigma)  # fmt: skip
 
 
 def choose_accountant(
@@ -156,9 +229,51 @@ def epsilon_for_record(
     rec = as_record(record)
     choice = choose_accountant(rec, method=method, modelmix=modelmix)
     if choice.name == "none":
-        value = math.inf
-    elif rec.steps == 0:
-        value = 0.0
-    else:
-        value = accountant_named(choice.name).epsilon(rec, delta, choice.method)
-    return LabelledEpsilon(value, rigorous=choice.rigorous, method=choice.method, description=choice.description)
+        return LabelledEpsilon(math.inf, rigorous=True, method=choice.method, description=choice.description)
+    value = 0.0 if rec.steps == 0 else accountant_named(choice.name).epsilon(rec, delta, choice.method)
+    description = f"{choice.description}; {describe_run(rec)}"
+    return LabelledEpsilon(value, rigorous=choice.rigorous, method=choice.method, description=description)
+
+
+def noise_multiplier_for_record(
+    record: RunRecord | Mapping[str, Any] | Any,
+    target_epsilon: float,
+    delta: float,
+    *,
+    method: str | None = None,
+    modelmix: str = "amplified",
+    rtol: float = 1e-3,
+) -> float:
+    """Smallest noise multiplier σ (in the record's ``noise_convention``, to ``rtol`` relative) whose run -- the
+    record with that σ, everything else kept -- has ``epsilon_for_record(…) <= target_epsilon``.
+
+    The one calibrator (:func:`dpcore.accounting.calibrate.smallest_sigma`) over :func:`epsilon_for_record`'s
+    accountant, or that accountant's own faster calibration where it has one (the Poisson PLD's coarse-to-fine
+    search, :func:`dpcore.accounting.pld.pld_noise_multiplier`); either way never overshooting the target.
+    """
+    from dpcore.accounting.calibrate import check_rtol, smallest_sigma
+
+    target = check_positive("target_epsilon", target_epsilon)
+    delta = check_open_unit("delta", delta)
+    rtol = check_rtol(rtol)
+    rec = as_record(record)
+    if not rec.private:
+        raise ValueError("record must be of a private run (clipping and noise) to calibrate its noise multiplier")
+    if rec.steps == 0:
+        raise ValueError("record has steps = 0: every noise multiplier meets the target; steps must be >= 1")
+    choice = choose_accountant(rec, method=method, modelmix=modelmix)
+    accountant = accountant_named(choice.name)
+    kappa, clip = events.NOISE_FACTOR[rec.noise_convention], rec.clip_norm
+
+    def at(sigma: float) -> RunRecord:
+        return dataclasses.replace(rec, noise_multiplier=sigma, noise_std=kappa * clip * sigma)
+
+    fast = getattr(accountant, "calibrate", None)
+    if fast is not None:
+        sigma = fast(rec, target, delta, choice.method, rtol)
+        if sigma is not None:
+            return sigma
+    try:
+        return smallest_sigma(lambda s: accountant.epsilon(at(s), delta, choice.method), target, rtol=rtol)
+    except ValueError as exc:  # say which run could not be calibrated
+        raise ValueError(f"{exc} (at {describe_run(rec)}, delta={delta:g}, method={choice.method!r})") from exc

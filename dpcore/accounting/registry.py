@@ -29,18 +29,22 @@ A record no entry supports is refused by the caller; an entry that supports a re
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
+import numbers
+from typing import Any, Protocol, runtime_checkable
 
-import dp_accounting
-import numpy as np
-from dp_accounting import pld
-
-from dpcore.accounting import events, fdp, gaussian, modelmix, replacement, shuffled
-from dpcore.accounting.dpsgd import APPROXIMATE, METHODS, PLD_GRID
-from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
+from dpcore.accounting import events
 from dpcore.accounting.run_record import RunRecord
 
+# The numerics (NumPy/SciPy accountants) are imported inside the methods that use them: importing the registry
+# (the CLI's vocabulary, ``import dpcore.accounting``) loads none of them, and no dp_accounting.
+
 __all__ = [
+    "METHODS",
+    "RIGOROUS",
+    "APPROXIMATE",
+    "methods_for",
+    "describe_run",
+    "LabelledEpsilon",
     "Accountant",
     "REGISTRY",
     "ACCOUNTANT_NAMES",
@@ -52,6 +56,10 @@ __all__ = [
 ]
 
 MODELMIX_MODES = ("amplified", "plain")
+#: The DP-SGD methods (:func:`dpcore.accounting.dpsgd.dpsgd_epsilon`): RIGOROUS are upper bounds, APPROXIMATE not.
+METHODS = ("pld", "rdp", "rdp-mironov", "gdp")
+RIGOROUS = ("pld", "rdp", "rdp-mironov")
+APPROXIMATE = ("gdp",)
 #: Every method an accountant here can run: the DP-SGD methods, the A_1 trade-off, and the exact GDP composition.
 ALL_METHODS = (*METHODS, "a1", "gdp-exact")
 #: How a shuffled run's ε is obtained, said wherever that ε is shown (the result's description, the CLI).
@@ -62,6 +70,44 @@ SHUFFLE_NOTE = (
 _MAX_FRACTIONAL_RUNS = 8
 _MAX_PLD_RUNS = 16  # PLD composes one distribution per distinct rate (~0.5 s each)
 _INTEGER_ORDERS = tuple(float(a) for a in range(2, 257))
+
+
+class LabelledEpsilon(float):
+    """An ε that carries how it was obtained: a float (arithmetic, comparison, formatting and JSON see the plain
+    value) with ``rigorous`` (True: an upper bound on the true ε; False: approximate), ``method`` and a
+    ``description`` (accountant, neighbouring relation, noise convention).  ``label`` is ``"rigorous"`` or
+    ``"approximate"``.  Arithmetic returns a plain float: the label describes this value only."""
+
+    __slots__ = ("rigorous", "method", "description")
+
+    def __new__(cls, value: float, *, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or value < 0:
+            raise ValueError(f"value must be an ε in [0, inf], got {value!r}")
+        if not isinstance(rigorous, bool):
+            raise ValueError(f"rigorous must be True or False, got {rigorous!r}")
+        for name, text in (("method", method), ("description", description)):
+            if not isinstance(text, str):
+                raise ValueError(f"{name} must be a string, got {text!r}")
+        self = super().__new__(cls, float(value))
+        object.__setattr__(self, "rigorous", rigorous)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "description", description)
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"LabelledEpsilon is immutable (tried to set {name!r})")
+
+    def __reduce__(self) -> tuple:
+        return (_labelled, (float(self), self.rigorous, self.method, self.description))
+
+    @property
+    def label(self) -> str:
+        """``"rigorous"`` or ``"approximate"``."""
+        return "rigorous" if self.rigorous else "approximate"
+
+
+def _labelled(value: float, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
+    return LabelledEpsilon(value, rigorous=rigorous, method=method, description=description)
 
 
 def noise_multiplier(rec: RunRecord) -> float:
@@ -146,6 +192,8 @@ class ModelMixAccountant(_Base):
         )
 
     def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        from dpcore.accounting import modelmix
+
         linf = record.linf_p if record.clip_norm_type == "l2_linf" else None
         kept, done = [], 0
         for phase in record.modelmix["phases"]:  # a partial run accounts only the steps done
@@ -197,6 +245,8 @@ class PoissonAccountant(_Base):
         sigma, n = noise_multiplier(record), record.dataset_size
         runs = [(b / n, c) for b, c in _runs(record.schedule)]
         if method == "gdp":
+            from dpcore.accounting import fdp, gaussian
+
             mu = math.sqrt(sum(fdp.clt_mu(sigma, q, c, "poisson") ** 2 for q, c in runs))
             return gaussian.epsilon_from_mu(mu, delta)
         if method == "pld":
@@ -205,18 +255,31 @@ class PoissonAccountant(_Base):
                     f"a schedule with {len(runs)} distinct batch sizes is out of the PLD accountant's range "
                     f"(at most {_MAX_PLD_RUNS}, about 0.5 s each); use method='rdp'"
                 )
-            composed = []
-            for q, c in runs:
-                g = dp_accounting.GaussianDpEvent(sigma)
-                step = g if q >= 1.0 else dp_accounting.PoissonSampledDpEvent(q, g)
-                composed.append(dp_accounting.SelfComposedDpEvent(step, c))
-            acc = pld.PLDAccountant(value_discretization_interval=PLD_GRID)
-            acc.compose(dp_accounting.ComposedDpEvent(composed))
-            return float(acc.get_epsilon(delta))
+            from dpcore.accounting import pld
+
+            return pld.pld_epsilon_runs(sigma, runs=runs, delta=delta)
+        import numpy as np
+
+        from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
+
         # many distinct rates: exact integer orders only (closed form, fast); fractional orders need a quadrature each
         a = np.asarray(RDP_ORDERS if len(runs) <= _MAX_FRACTIONAL_RUNS else _INTEGER_ORDERS, dtype=float)
         total = sum(c * subsampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=sigma) for q, c in runs)
+        # RDP is >= 0; the log-sum of the closed form can round to about -1e-26 at tiny q (clear it, nothing larger)
+        total = np.where((total < 0) & (total > -1e-12), 0.0, total)
         return rdp_to_epsilon(a, total, delta, conversion=_conversion(method))
+
+    def calibrate(self, record: RunRecord, target: float, delta: float, method: str, rtol: float) -> float | None:
+        """The PLD's own coarse-to-fine calibration (:func:`~dpcore.accounting.pld.pld_noise_multiplier`) for a
+        constant batch at ``rtol`` >= its 1e-3; ``None`` (the generic calibrator) otherwise.  σ in the record's
+        convention: the Gaussian's multiplier z = κσ/Δ gives σ = z·Δ/κ."""
+        from dpcore.accounting import pld
+
+        if method != "pld" or self.scheduled or rtol < pld.CALIBRATION_RTOL:
+            return None
+        z = pld.pld_noise_multiplier(target, sample_rate=record.sample_rate, steps=record.steps, delta=delta)
+        kappa = events.NOISE_FACTOR[record.noise_convention]
+        return z * events.step_sensitivity(record.sampling, record.clipping) / kappa
 
 
 # --------------------------------------------------------------------------- fixed-size without replacement
@@ -244,8 +307,14 @@ class FixedAccountant(_Base):
         sigma, n = noise_multiplier(record), record.dataset_size
         runs = _runs(record.schedule)
         if method == "gdp":
+            from dpcore.accounting import fdp, gaussian
+
             mu = math.sqrt(sum(fdp.clt_mu(sigma, b / n, c, "fixed") ** 2 for b, c in runs))
             return gaussian.epsilon_from_mu(mu, delta)
+        import numpy as np
+
+        from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
+
         a = np.asarray(RDP_ORDERS, dtype=float)
         # σ here is σ_eff = noise_std / (2C), the multiplier against the replace-one sensitivity: in the library's
         # σ vocabulary that is noise_convention="replace_one" (std 2C·σ_eff), whose Gaussian multiplier is σ_eff
@@ -275,6 +344,8 @@ class WithReplacementAccountant(_Base):
         return "with-replacement PLD, replace-one (dpcore.accounting.replacement; Lowy & Razaviyayn 2023, Alg. 2)"
 
     def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        from dpcore.accounting import replacement
+
         k = int(record.batch_size)  # the noise of the record is on the sum: K·σ for the mean's σ
         return replacement.with_replacement_epsilon(
             noise_std=record.noise_std / k, lipschitz=record.clip_norm, batch_size=k, n=record.dataset_size,
@@ -299,6 +370,8 @@ class BatchMeanReplacementAccountant(_Base):
         )
 
     def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        from dpcore.accounting import replacement
+
         return replacement.batch_mean_epsilon_upper(
             noise_std=record.noise_std, clip=record.clip_norm, rounds=record.steps, delta=delta
         )
@@ -321,6 +394,8 @@ class ShuffleAccountant(_Base):
         )
 
     def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
+        from dpcore.accounting import shuffled
+
         n, batch = record.dataset_size, int(record.batch_size)
         epochs = math.ceil(record.steps / events.steps_per_epoch("shuffle", n, batch))  # every started epoch
         s = events.clipped_group_size(record.clipping, batch, record.group_size)
@@ -350,3 +425,38 @@ def accountant_named(name: str) -> _Base:
         if acc.name == name:
             return acc
     raise ValueError(f"name must be one of {', '.join(a.name for a in REGISTRY)}; got {name!r}")
+
+
+def methods_for(sampling: str, clipping: str = "individual") -> tuple[str, ...]:
+    """The methods (default first) of the accountant that takes a constant-batch run of ``sampling`` and
+    ``clipping``: what ``dpsgd_epsilon`` and the CLI offer for a sampling (``()`` where no entry applies)."""
+    events.check_clipping(clipping)
+    probe = RunRecord(private=True, sampling=sampling, dataset_size=2, batch_size=1, steps=1, clipping=clipping,
+                      clip_norm=1.0, noise_multiplier=1.0, noise_std=1.0)  # fmt: skip
+    for acc in REGISTRY:
+        if acc.supports(probe):
+            return acc.methods
+    return ()
+
+
+def describe_run(record: RunRecord) -> str:
+    """What the returned ε was computed for, in words: T, q, σ (and the Gaussian's multiplier against the step's
+    sensitivity) and the neighbouring relation (every :func:`~dpcore.accounting.records.epsilon_for_record`
+    description ends with it)."""
+    if isinstance(record.batch_size, int):
+        rate = f"q = {record.sample_rate:.6g}"
+    else:
+        sizes = record.schedule or record.batch_size
+        rate = f"q = b_t/n in [{min(sizes) / record.dataset_size:.6g}, {max(sizes) / record.dataset_size:.6g}]"
+    kappa = events.NOISE_FACTOR[record.noise_convention]
+    std = "σ·C" if kappa == 1 else f"{kappa:g}σ·C"
+    try:
+        delta_c = events.step_sensitivity(record.sampling, record.clipping)
+        relation = events.ADJACENCY.get(record.sampling, "replace-one")
+        against = f", multiplier {noise_multiplier(record):.6g} against sensitivity {delta_c:g}C"
+    except ValueError:
+        relation, against = events.ADJACENCY.get(record.sampling, "replace-one"), ""
+    return (
+        f"T = {record.steps} steps, {rate}, σ = {record.noise_multiplier:.6g} (noise std {std}{against}), "
+        f"{record.sampling} sampling, {relation} neighbours"
+    )
