@@ -70,12 +70,13 @@ lab: $(STAMP)
 # The explorer notebooks (notebooks/explore/) as dashboards, code hidden; outputs go to build/scratch/, never figures/.
 # Template dpcore (dpcore/explore/dashboard.py, written to build/voila/): a landing page listing each explorer with
 # its title, and no CDN request (Voila's lab template fetches Font Awesome from cdn.jsdelivr.net; offline it fails).
+# etc/voila.py: leaving or closing a page shuts its kernel down (the _xsrf cookie its shutdown beacon needs; a culler).
 EXPLORE_PORT ?= 8866
 explore: $(STAMP)
 	$(PY) -m dpcore.explore.dashboard build/voila >/dev/null
 	@echo "explorers: http://127.0.0.1:$(EXPLORE_PORT)/ (Ctrl-C stops the server)"
 	JUPYTER_PATH=$(CURDIR)/build/voila $(VENV)/bin/voila --no-browser --Voila.ip=127.0.0.1 --port=$(EXPLORE_PORT) \
-		--strip_sources=True --template=dpcore notebooks/explore
+		--strip_sources=True --template=dpcore --Voila.config_file_paths=$(CURDIR)/etc notebooks/explore
 
 # The documentation site -> build/docs/index.html (docs/build_site.py: from figures/, the claims and the
 # notebooks of the last `make figures`; never trains; Sphinx warnings are errors; writes nothing tracked).

@@ -13,6 +13,24 @@ notebook.
 
 ``python -m dpcore.explore.dashboard ROOT`` writes the template under ``ROOT/voila/templates/dpcore/``; Voilà finds
 it with ``JUPYTER_PATH=ROOT`` and ``--template=dpcore`` (the Makefile's ``explore`` target).
+
+Kernels that end with their page (issue 54).  Voilà starts one kernel per page view and shuts it down when the page
+is left or closed: its widget manager sends ``navigator.sendBeacon(".../voila/api/shutdown/<kernel>")`` on
+``beforeunload`` with the ``_xsrf`` form field copied from the ``_xsrf`` cookie.  Voilà 0.5's render page never sets
+that cookie, so the beacon carried an empty token and the server refused it (403 "'_xsrf' argument missing from
+POST"): every visit left a kernel of about 200 MB running until the server stopped.  :func:`set_xsrf_cookie`, Voilà's
+``prelaunch_hook`` (``etc/voila.py``, loaded with ``--Voila.config_file_paths``: :data:`VOILA_OPTIONS`), reads the
+handler's ``xsrf_token``, which makes Tornado set the cookie on the render page; XSRF protection stays on.  As a
+safety net for a browser that dies without sending the beacon, ``etc/voila.py`` also culls kernels that have had no
+connection for :data:`CULL_IDLE_SECONDS`.
+
+Console noise: Voilà 0.5.13's page bundles JupyterLab 4.2.5 while its own widget manager (and the
+``@jupyter-widgets/jupyterlab-manager`` of ipywidgets 8.1.9) were built against JupyterLab 4.5-4.6, so webpack's
+module-federation runtime logs about fifteen "Unsatisfied version … of shared singleton module" warnings on every
+page (voila-dashboards/voila#1539; no combination of the pinned packages avoids them).  They are harmless -- the
+singleton that is there is used -- and the widgets work (tests/browser/test_voila.py).  The notebook page's script
+:data:`SHARE_SCOPE_NOTICE_JS` logs exactly those messages at debug level (the browser's "Verbose" level) instead of
+as warnings; every other warning and error is left as it is.
 """
 
 from __future__ import annotations
@@ -22,11 +40,14 @@ import html
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from dpcore.paths import notebooks_dir
+from dpcore.paths import notebooks_dir, repo_root
 
-__all__ = ["TEMPLATE", "CDN_LINKS", "Explorer", "explorers", "landing_page", "write_template", "main"]
+__all__ = [
+    "TEMPLATE", "CDN_LINKS", "VOILA_OPTIONS", "CULL_IDLE_SECONDS", "SHARE_SCOPE_NOTICE_JS", "Explorer", "explorers",
+    "landing_page", "write_template", "set_xsrf_cookie", "main",
+]  # fmt: skip
 
 #: The name of the Voilà template (``--template=dpcore``).
 TEMPLATE = "dpcore"
@@ -37,6 +58,40 @@ CDN_LINKS: tuple[str, ...] = (
     '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/@fortawesome/fontawesome-free@^5/css/v4-shims.min.css" '
     'type="text/css" />',
 )
+
+#: Voilà's options of ``make explore`` and of the browser tests besides the template: load ``etc/voila.py`` (the
+#: shutdown fix and the culler).
+VOILA_OPTIONS: tuple[str, ...] = (f"--Voila.config_file_paths={repo_root() / 'etc'}",)
+#: seconds without a connected page after which ``etc/voila.py`` has Voilà cull a kernel (a page that died without
+#: sending its shutdown beacon); checked every minute.
+CULL_IDLE_SECONDS = 600
+#: Logs webpack's share-scope version notices of Voilà's page ("Unsatisfied version … of shared singleton module …",
+#: "No satisfying version … of shared module …") at debug level, every other warning as before (module docstring).
+SHARE_SCOPE_NOTICE_JS = """<script>
+(function () {
+  /* dpcore (dpcore/explore/dashboard.py): Voila 0.5.13 bundles JupyterLab 4.2.5, its widget extensions were built
+     against 4.5-4.6; webpack then warns about each shared singleton it uses anyway (voila-dashboards/voila#1539).
+     Those notices go to the debug level; everything else is untouched. */
+  var warn = console.warn;
+  var notice = /^(Unsatisfied version \\S+ .*of shared singleton module|No satisfying version \\S+ of shared module)/;
+  console.warn = function () {
+    if (typeof arguments[0] === "string" && notice.test(arguments[0])) {
+      console.debug.apply(console, ["[share-scope notice]"].concat(Array.prototype.slice.call(arguments)));
+      return;
+    }
+    return warn.apply(console, arguments);
+  };
+})();
+</script>"""
+
+
+def set_xsrf_cookie(req: Any, notebook: Any = None, cwd: str = "") -> None:
+    """Voilà's ``prelaunch_hook`` (``etc/voila.py``): read the handler's ``xsrf_token``, so that Tornado sets the
+    ``_xsrf`` cookie on the notebook page and the page's shutdown beacon passes the XSRF check (module docstring).
+    Returns None: the notebook is left as it is."""
+    token = getattr(req, "xsrf_token", None)
+    if not token:
+        raise ValueError(f"req must be a Tornado request handler with an xsrf_token, got {type(req).__name__}")
 
 
 class Explorer(NamedTuple):
@@ -73,6 +128,7 @@ _LANDING = """<!DOCTYPE html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <title>dpcore explorers</title>
+<link rel="icon" href="data:,">
 <style>
   body {{ font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; background: #f5f5f5;
          color: #212121; }}
@@ -127,6 +183,11 @@ _INDEX = """{{%- extends 'voila/templates/lab/index.html.j2' -%}}
 {{%- block notebook_css -%}}
 {{{{ super(){replaces} }}}}
 {{%- endblock notebook_css -%}}
+{{#- After Voilà's console wrapper: webpack's share-scope version notices at debug level (SHARE_SCOPE_NOTICE_JS). -#}}
+{{%- block html_head_js -%}}
+{{{{ super() }}}}
+{{% raw %}}{notice}{{% endraw %}}
+{{%- endblock html_head_js -%}}
 """
 
 
@@ -139,7 +200,9 @@ def write_template(root: Path, folder: Path | None = None) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     (target / "conf.json").write_text(json.dumps({"base_template": "lab"}, indent=2) + "\n", encoding="utf-8")
     replaces = "".join(f" | replace({json.dumps(link)}, '')" for link in CDN_LINKS)
-    (target / "index.html.j2").write_text(_INDEX.format(replaces=replaces), encoding="utf-8")
+    (target / "index.html.j2").write_text(
+        _INDEX.format(replaces=replaces, notice=SHARE_SCOPE_NOTICE_JS), encoding="utf-8"
+    )
     page = landing_page(entries)
     for name in ("tree.html", "tree-lab.html"):  # Voilà's classic and lab file lists: both are the landing page
         (target / name).write_text(page, encoding="utf-8")

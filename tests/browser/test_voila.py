@@ -5,14 +5,18 @@ stopped at the end, also on failure) over a copy of ``notebooks/explore/``, open
 ε into the ε slider's readout and compares Theorem 2's δ and the baselines' with
 :func:`dpcore.papers.p004_contraction.baselines.baseline_deltas`; no request of the page may fail (offline, Voilà's
 own template fetched Font Awesome from a CDN).  A screenshot goes to ``/tmp/screens/``.  Without a browser, the
-landing page and a notebook page are read over HTTP: every explorer listed with its title, no CDN link.
+landing page and a notebook page are read over HTTP: every explorer listed with its title, no CDN link.  Issue 54:
+every explorer visited twice (left, then closed) leaves the server with as many kernels as before, without a console
+warning or error.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, VENV_BIN, free_port, readout_values, serve, type_into_slider
@@ -34,12 +38,38 @@ def dashboard(tmp_path, kernel_env):
     voila_site.write_template(tmp_path / "jupyter", root)  # as `make explore`: JUPYTER_PATH and --template=dpcore
     command = [
         str(VENV_BIN / "voila"), "--no-browser", "--Voila.ip=127.0.0.1", f"--port={port}", "--strip_sources=True",
-        f"--template={voila_site.TEMPLATE}", str(root),
+        f"--template={voila_site.TEMPLATE}", *voila_site.VOILA_OPTIONS, str(root),
     ]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     env = {**kernel_env, "JUPYTER_PATH": str(tmp_path / "jupyter")}
-    with serve(command, f"{url}/", log=tmp_path / "voila.log", env=env):
-        yield url
+    with serve(command, f"{url}/", log=tmp_path / "voila.log", env=env) as process:
+        yield Dashboard(url, process.pid, tmp_path / "voila.log")
+
+
+class Dashboard(str):
+    """The dashboard's URL (a ``str``), with the Voilà server's process id and log file."""
+
+    pid: int
+    log: Path
+
+    def __new__(cls, url: str, pid: int, log: Path) -> Dashboard:
+        self = super().__new__(cls, url)
+        self.pid, self.log = pid, log
+        return self
+
+
+def kernels(server_pid: int) -> list[int]:
+    """The process ids of the kernels the Voilà server started (its child processes running ipykernel)."""
+    import psutil
+
+    out = []
+    for child in psutil.Process(server_pid).children(recursive=True):
+        try:
+            if any("ipykernel" in part for part in child.cmdline()):
+                out.append(child.pid)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            continue  # a kernel that ended while we looked
+    return out
 
 
 def _get(url: str, timeout: float = 240) -> str:
@@ -86,3 +116,90 @@ def test_contraction_dashboard_shows_the_library_delta(dashboard, page, screens)
     assert after["delta[B0]"] < before["delta[B0]"]
     page.screenshot(path=str(screens / "voila_contraction_dashboard.png"), full_page=True)
     assert not failed, f"requests of the dashboard failed: {failed}"
+
+
+def _kernels_after(server_pid: int, expected: int, timeout: float = 90.0) -> list[int]:
+    """The server's kernels once there are ``expected`` of them, or whatever runs after ``timeout`` seconds (a hang
+    guard, not a speed goal: a shutdown takes well under a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        running = kernels(server_pid)
+        if len(running) == expected or time.monotonic() > deadline:
+            return running
+        time.sleep(0.25)
+
+
+def _beacon_left_behind(url: str, failure: str | None) -> bool:
+    """The shutdown beacon of a page being left: the browser reports it aborted (the page that sent it is gone) while
+    the server receives it; the test checks the server's log instead."""
+    return "/voila/api/shutdown/" in url and "ERR_ABORTED" in str(failure)
+
+
+def _watch(page, problems: list[str], where: str, origin: str) -> None:  # noqa: ANN001
+    """Record every console warning or error, page error and failed or refused request of ``page``."""
+    page.on(
+        "console",
+        lambda msg: (
+            problems.append(f"{where}: console {msg.type}: {msg.text[:300]}")
+            if msg.type in ("warning", "error")
+            else None
+        ),
+    )
+    page.on("pageerror", lambda exc: problems.append(f"{where}: page error: {exc}"))
+    page.on(
+        "requestfailed",
+        lambda req: (
+            problems.append(f"{where}: request failed: {req.url} ({req.failure})")
+            if not _beacon_left_behind(req.url, req.failure)
+            else None
+        ),
+    )
+    page.on(
+        "response",
+        lambda resp: (
+            problems.append(f"{where}: HTTP {resp.status} {resp.request.method} {resp.url}")
+            if resp.status >= 400 and resp.url.startswith(origin)
+            else None
+        ),
+    )
+
+
+@pytest.mark.timeout(900)
+def test_every_explorer_shuts_its_kernel_down_when_left_or_closed(dashboard, browser, screens):
+    """Issue 54: each explorer is visited twice, once left for the landing page and once closed; after each visit
+    the server runs as many kernels as before it (the page's shutdown beacon passed the XSRF check: before the fix,
+    403 and one leaked kernel per visit).  No page logs a console warning or error (webpack's share-scope version
+    notices are debug-level, :data:`dpcore.explore.dashboard.SHARE_SCOPE_NOTICE_JS`) and no request is refused."""
+    from conftest import READOUT_CELLS, UPDATE_TIMEOUT_MS
+
+    baseline = len(kernels(dashboard.pid))
+    problems: list[str] = []
+    visits = []
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(UPDATE_TIMEOUT_MS)
+    try:
+        for how in ("left", "closed"):
+            for entry in voila_site.explorers():
+                where = f"{entry.path} ({how})"
+                page = context.new_page()
+                _watch(page, problems, where, dashboard)
+                page.goto(f"{dashboard}/voila/render/{entry.path}")
+                page.locator(READOUT_CELLS).first.wait_for(timeout=UPDATE_TIMEOUT_MS)
+                during = len(kernels(dashboard.pid))
+                if how == "left":
+                    page.goto(f"{dashboard}/")  # leave the page: the landing page replaces it
+                    page.locator("ul.explorers").wait_for()
+                    page.close()
+                else:
+                    page.close(run_before_unload=True)  # close the tab as a person does (unload handlers run)
+                after = len(_kernels_after(dashboard.pid, baseline))
+                visits.append((where, during, after))
+    finally:
+        context.close()
+    leaked = [v for v in visits if v[1] != baseline + 1 or v[2] != baseline]
+    log = dashboard.log.read_text(errors="replace")
+    assert not leaked, (
+        f"kernels (during, after) per visit, baseline {baseline}: {leaked}; server log tail:\n{log[-3000:]}"
+    )
+    assert log.count("Kernel shutdown:") >= len(visits) and " 403 " not in log, log[-3000:]
+    assert not problems, f"{len(problems)} problem(s):\n" + "\n".join(problems[:40])

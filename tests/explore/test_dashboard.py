@@ -68,3 +68,50 @@ def test_landing_page_escapes_and_validates(tmp_path):
 def test_main_writes_the_template(tmp_path, capsys):
     assert dashboard.main([str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == str(tmp_path / "voila" / "templates" / "dpcore")
+
+
+def test_pages_set_the_xsrf_cookie_their_shutdown_beacon_needs():
+    """Issue 54: etc/voila.py (loaded by `make explore` and the browser tests) makes leaving a page shut its kernel
+    down: the prelaunch hook reads the handler's xsrf_token (Tornado then sets the _xsrf cookie) and a culler ends
+    kernels whose page died without a beacon.  tests/browser/test_voila.py counts the kernels."""
+    from traitlets.config import Config
+
+    from dpcore.paths import repo_root
+
+    etc = repo_root() / "etc"
+    assert dashboard.VOILA_OPTIONS == (f"--Voila.config_file_paths={etc}",)
+    make = (repo_root() / "Makefile").read_text()
+    assert "--Voila.config_file_paths=$(CURDIR)/etc" in make
+    namespace = {"get_config": lambda: namespace.setdefault("c", Config())}
+    exec(compile((etc / "voila.py").read_text(), str(etc / "voila.py"), "exec"), namespace)
+    c = namespace["c"]
+    assert c.VoilaConfiguration.prelaunch_hook is dashboard.set_xsrf_cookie
+    assert c.MappingKernelManager.cull_idle_timeout == dashboard.CULL_IDLE_SECONDS > 0
+
+    class Handler:
+        xsrf_token = b"2|abcd|ef01|1234"
+        read = 0
+
+        def __getattribute__(self, name):
+            if name == "xsrf_token":
+                type(self).read += 1
+            return object.__getattribute__(self, name)
+
+    assert dashboard.set_xsrf_cookie(Handler(), None, "") is None and Handler.read == 1
+    with pytest.raises(ValueError, match="req"):
+        dashboard.set_xsrf_cookie(object(), None, "")
+
+
+def test_share_scope_notices_are_debug_level_and_nothing_else_is(tmp_path):
+    """The notebook page's script demotes exactly webpack's share-scope version notices (module docstring)."""
+    index = (dashboard.write_template(tmp_path) / "index.html.j2").read_text()
+    assert "{%- block html_head_js -%}" in index and dashboard.SHARE_SCOPE_NOTICE_JS in index
+    assert index.index("super()", index.index("html_head_js")) < index.index("<script>")  # after Voilà's wrapper
+    pattern = re.search(r"var notice = /(.*)/;", dashboard.SHARE_SCOPE_NOTICE_JS).group(1)
+    notices = [
+        "Unsatisfied version 4.2.5 from _JUPYTERLAB.CORE_OUTPUT of shared singleton module @jupyterlab/notebook "
+        "(required ^4.6.2)",
+        "No satisfying version (^4.6.2) of shared module @jupyterlab/outputarea found in shared scope default.",
+    ]
+    others = ["Unsatisfied", "Kernel died", "version 4.2.5 of shared singleton module", "WebSocket closed"]
+    assert all(re.search(pattern, m) for m in notices) and not any(re.search(pattern, m) for m in others)
