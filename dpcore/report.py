@@ -89,6 +89,7 @@ __all__ = [
     "TIMING_COLUMNS",
     "MIN_AXES_SPAN",
     "REPEATABLE_VAR",
+    "OUTPUTS_LOG_VAR",
     "FigureLayout",
     "add_footer",
     "wrap_to_width",
@@ -97,6 +98,7 @@ __all__ = [
     "table_csv",
     "timing_columns",
     "repeatable_torch",
+    "log_written",
 ]
 
 FOOTER_KEY = "dpcore-footer"  # PNG text chunk holding the footer
@@ -108,6 +110,9 @@ PDF_METADATA: dict[str, str | None] = {"Creator": "dpcore", "Producer": "dpcore"
 SIGNIFICANT_DIGITS = 6  # floats in every CSV table (a run on another CPU or BLAS agrees to far more)
 TIMING_COLUMNS = ("seconds", "cpu_s", "wall_s")  # and every column ending in "_seconds"
 REPEATABLE_VAR = "DPCORE_REPEATABLE"  # "1": Report() sets torch to one thread, deterministic algorithms
+#: a file the runner names for each notebook's kernel: every file a Report writes is appended to it, one path a line
+#: (the runner compares what each notebook wrote with what was there: dpcore.runner.compare)
+OUTPUTS_LOG_VAR = "DPCORE_OUTPUTS_LOG"
 DPI = 150
 
 
@@ -138,6 +143,16 @@ def table_csv(data: pd.DataFrame, *, significant: int = SIGNIFICANT_DIGITS) -> s
 def timing_columns(columns: Iterable[Any]) -> list[str]:
     """The columns that hold timings (:data:`TIMING_COLUMNS`, or a name ending in ``_seconds``)."""
     return [c for c in columns if isinstance(c, str) and (c in TIMING_COLUMNS or c.endswith("_seconds"))]
+
+
+def log_written(path: Path) -> Path:
+    """Append ``path`` to the file named by :data:`OUTPUTS_LOG_VAR` when the runner set it (else nothing); return
+    ``path``."""
+    log = os.environ.get(OUTPUTS_LOG_VAR)
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"{Path(path).resolve()}\n")
+    return path
 
 
 def repeatable_torch() -> None:
@@ -246,8 +261,12 @@ class Report:
             target = self.out_dir / f"{name}.{ext}"
             # no date or version in the metadata: re-running an unchanged notebook gives identical bytes
             if ext == "png":
-                metadata = {**PNG_METADATA, FOOTER_KEY: label, LAYOUT_KEY: layout.text(),
-                            **({CAPTION_KEY: caption} if caption else {})}
+                metadata = {
+                    **PNG_METADATA,
+                    FOOTER_KEY: label,
+                    LAYOUT_KEY: layout.text(),
+                    **({CAPTION_KEY: caption} if caption else {}),
+                }
             else:
                 metadata = {**PDF_METADATA, "Subject": f"{caption} · {label}" if caption else label}
             with atomic_path(target) as tmp:
@@ -260,7 +279,7 @@ class Report:
                     pad_inches=PAD_INCHES,
                     metadata=metadata,
                 )
-            written[ext] = target
+            written[ext] = log_written(target)
         if data is not None:
             written["csv"] = self.table(data, name)
         return written
@@ -283,7 +302,7 @@ class Report:
         target = self.out_dir / f"{name}.csv"
         with atomic_path(target) as tmp:
             tmp.write_text(table_csv(data), encoding="utf-8")
-        return target
+        return log_written(target)
 
     def check(self, spec: ClaimSpec, our_value: Any, *, note: str = "", inconclusive: str = "") -> Claim:
         """Check ``our_value`` against ``spec`` at this report's profile and scale (see
@@ -294,4 +313,4 @@ class Report:
 
     def save_claims(self) -> Path:
         """Write ``<notebook>.claims.csv`` next to the figures."""
-        return self.claims.write(self.out_dir / f"{self.notebook}.claims.csv")
+        return log_written(self.claims.write(self.out_dir / f"{self.notebook}.claims.csv"))

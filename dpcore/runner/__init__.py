@@ -71,6 +71,7 @@ from dpcore.runner.checks import (
     gather_by_notebook,
     write_claims_summary,
 )
+from dpcore.runner.compare import outcome_lines
 from dpcore.runner.discovery import (
     EXPLORER_FOLDER,
     declared_parameters,
@@ -201,6 +202,10 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
         file=stream,
         flush=True,
     )
+    compared = [r.outputs for r in results if r.outputs is not None and r.outputs.files]
+    if compared:  # what this run's outputs showed against the files they replaced (dpcore.runner.compare)
+        for line in outcome_lines(compared, out_figures):
+            print(line, file=stream)
     for r in failed:
         print(f"failed: {r.key}: {r.error}", file=stream)
     for problem in problems:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TextIO
 
 from dpcore.paths import atomic_write_text
+from dpcore.report import OUTPUTS_LOG_VAR
+from dpcore.runner.compare import NotebookOutcome, settle, snapshot
 from dpcore.runner.discovery import load_profile, notebook_key, notebook_parameters
 from dpcore.runner.environment import repeatable_env
 from dpcore.validation import check_positive_int
@@ -33,6 +35,9 @@ class Result:
     ok: bool
     seconds: float
     error: str = ""
+    #: what its outputs showed against the files they replaced (:func:`dpcore.runner.compare.settle`); None: not
+    #: compared (``compare=False``)
+    outputs: NotebookOutcome | None = None
 
 
 def _describe_failure(exc: BaseException) -> str:
@@ -54,11 +59,16 @@ class _KernelStderr:
     gets its own stderr back at once.  One kernel launches at a time (:data:`_LAUNCH`): several notebooks run in
     parallel, and each kernel must inherit its own log."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, outputs_log: Path | None = None) -> None:
         self.path, self._saved = path, None
+        self.outputs_log = outputs_log  # named to the kernel in $DPCORE_OUTPUTS_LOG (dpcore.report.log_written)
+        self._saved_env: str | None = None
 
     def start(self) -> None:
         _LAUNCH.acquire()
+        if self.outputs_log is not None:
+            self._saved_env = os.environ.get(OUTPUTS_LOG_VAR)
+            os.environ[OUTPUTS_LOG_VAR] = str(self.outputs_log)
         sys.stderr.flush()
         self._saved = os.dup(2)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -72,6 +82,11 @@ class _KernelStderr:
         os.dup2(self._saved, 2)
         os.close(self._saved)
         self._saved = None
+        if self.outputs_log is not None:
+            if self._saved_env is None:
+                os.environ.pop(OUTPUTS_LOG_VAR, None)
+            else:
+                os.environ[OUTPUTS_LOG_VAR] = self._saved_env
         _LAUNCH.release()
 
 
@@ -161,6 +176,24 @@ def _read_timings(path: Path) -> dict[str, float]:
     return {k: float(v) for k, v in data.items() if isinstance(k, str) and isinstance(v, int | float)}
 
 
+_OUTPUT_WORDS = {"identical": "identical", "within": "within tolerance, kept as committed", "changed": "CHANGED"}
+
+
+def _settle_unlogged(results: list[Result], before: dict[Path, bytes], out_figures: Path, profile: str) -> None:
+    """Files under ``out_figures`` that changed during the run but that no Report logged (a notebook that wrote a file
+    itself) are compared too, under the first notebook of their folder that ran (else the first that ran)."""
+    logged = {f.path for r in results if r.outputs is not None for f in r.outputs.files}
+    after = snapshot(out_figures, profile)
+    loose = [p for p, data in after.items() if p not in logged and before.get(p) != data]
+    root = Path(out_figures).resolve()
+    for path in loose:
+        folder = path.relative_to(root).parts[0] if path.is_relative_to(root) else ""
+        owner = next((r for r in results if r.key.split("/", 1)[0] == folder), results[0] if results else None)
+        if owner is None or owner.outputs is None:
+            continue
+        owner.outputs.files += settle({owner.key: [path]}, before)[0].files
+
+
 def run_notebooks(
     paths: list[Path],
     *,
@@ -171,6 +204,7 @@ def run_notebooks(
     stream: TextIO = sys.stdout,
     progress_every: float = PROGRESS_EVERY,
     jobs: int = 1,
+    compare: bool = True,
 ) -> list[Result]:
     """Execute ``paths`` with papermill, ``jobs`` at a time (threads of this process, one kernel each); never stops at
     a failure.  Returns one :class:`Result` per path, in the order of ``paths``.
@@ -182,6 +216,11 @@ def run_notebooks(
     :data:`REPEATABLE_ENV` (one thread each, fixed seeds and dates), so a re-run of an unchanged
     notebook writes the same bytes whatever ``jobs`` is; each kernel's stderr goes to
     ``<executed copy>.stderr.log``.
+
+    With ``compare`` (the default), every file a notebook wrote under ``out_figures`` is compared with the file that
+    was there before the run (:mod:`dpcore.runner.compare`): identical, within the tolerance of its kind of value (the
+    file that was there is put back: another CPU's last bits leave ``git status`` clean), or changed (written); the
+    verdict is each :class:`Result`'s ``outputs`` and ends the notebook's ``ok`` line.
     """
     import papermill
 
@@ -193,6 +232,7 @@ def run_notebooks(
     engine = _progress_engine()
     timings_path = out_build / "timings.json"
     order = _launch_order(paths, root, table, _read_timings(timings_path))
+    before = snapshot(out_figures, profile) if compare else {}
     results: list[Result | None] = [None] * len(paths)
     print_lock = threading.Lock()
 
@@ -207,7 +247,9 @@ def run_notebooks(
         output.parent.mkdir(parents=True, exist_ok=True)
         say(f"start  [{number}/{len(paths)}] {key}")
         start = time.perf_counter()
-        stderr = _KernelStderr(output.with_suffix(".stderr.log"))
+        outputs_log = output.with_suffix(".outputs.txt")  # the files its Reports write (dpcore.report.log_written)
+        outputs_log.unlink(missing_ok=True)
+        stderr = _KernelStderr(output.with_suffix(".stderr.log"), outputs_log if compare else None)
         try:
             with _Progress(key, stream, progress_every, print_lock) as progress:
                 _CURRENT.notebook = (progress, stderr)
@@ -228,8 +270,16 @@ def run_notebooks(
             result = Result(key, True, time.perf_counter() - start)
         except Exception as exc:  # a failing notebook must not stop the others
             result = Result(key, False, time.perf_counter() - start, _describe_failure(exc))
+        if compare:
+            try:
+                written = [Path(line) for line in outputs_log.read_text(encoding="utf-8").splitlines() if line]
+            except OSError:  # it wrote nothing through a Report
+                written = []
+            result.outputs = settle({key: written}, before)[0]
         results[index] = result
         line = f"{'ok    ' if result.ok else 'FAILED'} {result.seconds:7.1f} s  {key}"
+        if result.outputs is not None and result.outputs.files:
+            line += f"  (outputs {_OUTPUT_WORDS[result.outputs.status]})"
         if not result.ok:
             line += f"\n         -> {result.error} (executed copy: {output})"
         say(line)
@@ -238,6 +288,8 @@ def run_notebooks(
         for future in [pool.submit(run_one, n, i) for n, i in enumerate(order, start=1)]:
             future.result()  # run_one catches a notebook's failure; anything else is a runner bug
     done = [r for r in results if r is not None]
+    if compare:
+        _settle_unlogged(done, before, out_figures, profile)
     timings = {**_read_timings(timings_path), **{r.key: round(r.seconds, 1) for r in done}}
     out_build.mkdir(parents=True, exist_ok=True)
     atomic_write_text(timings_path, json.dumps(timings, indent=1, sort_keys=True) + "\n")
