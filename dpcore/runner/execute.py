@@ -181,14 +181,17 @@ _OUTPUT_WORDS = {"identical": "identical", "within": "within tolerance, kept as 
 
 def _settle_unlogged(results: list[Result], before: dict[Path, bytes], out_figures: Path, profile: str) -> None:
     """Files under ``out_figures`` that changed during the run but that no Report logged (a notebook that wrote a file
-    itself) are compared too, under the first notebook of their folder that ran (else the first that ran)."""
+    itself) are compared too, under the first notebook of their folder that ran; files of other folders, and the
+    runner's own summaries at the top (written after this), are not this run's and are left alone."""
     logged = {f.path for r in results if r.outputs is not None for f in r.outputs.files}
     after = snapshot(out_figures, profile)
     loose = [p for p, data in after.items() if p not in logged and before.get(p) != data]
     root = Path(out_figures).resolve()
     for path in loose:
-        folder = path.relative_to(root).parts[0] if path.is_relative_to(root) else ""
-        owner = next((r for r in results if r.key.split("/", 1)[0] == folder), results[0] if results else None)
+        parts = path.relative_to(root).parts if path.is_relative_to(root) else ()
+        if len(parts) < 2:
+            continue
+        owner = next((r for r in results if r.key.split("/", 1)[0] == parts[0]), None)
         if owner is None or owner.outputs is None:
             continue
         owner.outputs.files += settle({owner.key: [path]}, before)[0].files

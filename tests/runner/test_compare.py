@@ -176,3 +176,21 @@ def test_tables_with_other_rows_or_columns_changed():
     assert not compare_csv(b"a,b\n1,2\n", b"a,b\n1,2\n1,2\n")[0]
     assert compare_csv(b"accuracy,b\n0.5,x\n", b"accuracy,b\n0.505,x\n") == (
         True, "row 1, accuracy: 0.5 -> 0.505 (accuracy, absolute 1 (0.01 as a fraction))")  # fmt: skip
+
+
+def test_files_no_report_logged_are_compared_only_in_the_folders_of_the_notebooks_that_ran(tmp_path):
+    from dpcore.runner.execute import Result, _settle_unlogged
+
+    for name, text in {"aa/own.csv": "accuracy\n0.5\n", "bb/other.csv": "x\n1\n", "claims.csv": "x\n1\n"}.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    before = compare.snapshot(tmp_path, "quick")
+    (tmp_path / "aa" / "own.csv").write_text("accuracy\n0.501\n")  # written by aa/x itself, not through a Report
+    (tmp_path / "bb" / "other.csv").write_text("x\n1.0000000001\n")  # not this run's notebook: left alone
+    (tmp_path / "claims.csv").write_text("x\n1.0000000001\n")  # the runner's own summary, written after
+    result = Result("aa/x", True, 1.0, outputs=compare.NotebookOutcome("aa/x"))
+    _settle_unlogged([result], before, tmp_path, "quick")
+    assert [(f.path.name, f.status) for f in result.outputs.files] == [("own.csv", "within")]
+    assert (tmp_path / "aa" / "own.csv").read_text() == "accuracy\n0.5\n"  # put back
+    assert (tmp_path / "bb" / "other.csv").read_text() == "x\n1.0000000001\n"
+    assert (tmp_path / "claims.csv").read_text() == "x\n1.0000000001\n"
