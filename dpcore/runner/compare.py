@@ -120,27 +120,29 @@ def _unit(token: str) -> float:
     return 0.0 if digits <= 6 and not exponent else 10.0**shift
 
 
-def numbers_within(a: str, b: str, tolerance: Tolerance) -> tuple[bool, float]:
+def numbers_within(a: str, b: str, tolerance: Tolerance) -> tuple[bool, float, str]:
     """Whether texts ``a`` and ``b`` are the same but for their numbers, each pair within ``tolerance`` (``nan``,
-    ``inf`` and ``True`` are text); returns (same, the largest absolute difference of a number pair)."""
+    ``inf`` and ``True`` are text); returns (same, the largest absolute difference of a number pair, that pair as
+    ``x -> y``, or the first pair beyond the tolerance)."""
     if a == b:
-        return True, 0.0
+        return True, 0.0, ""
     pa, pb = _NUMBER.split(a), _NUMBER.split(b)
     na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
     if pa != pb or len(na) != len(nb):
-        return False, math.inf
-    largest = 0.0
+        return False, math.inf, ""
+    largest, pair = 0.0, ""
     for x, y in zip(na, nb, strict=True):
         fx, fy = float(x), float(y)
-        largest = max(largest, abs(fx - fy))
+        if abs(fx - fy) >= largest and x != y:
+            largest, pair = abs(fx - fy), f"{x} -> {y}"
         # one unit in the last digit written, at most one of the 6th significant digit (``%.6g`` trims zeros: "1.5"
         # is 1.50000); a coarser format is then compared more strictly, never more loosely
         cap = (
             10.0 ** (math.floor(math.log10(max(abs(fx), abs(fy)))) - 5) if math.isfinite(fx + fy) and (fx or fy) else 0
         )
         if not tolerance.allows(fx, fy, min(_unit(x), _unit(y), cap)):
-            return False, largest
-    return True, largest
+            return False, abs(fx - fy), f"{x} -> {y}"
+    return True, largest, pair
 
 
 def _csv_rows(data: bytes) -> list[list[str]] | None:
@@ -178,17 +180,14 @@ def compare_csv(old: bytes, new: bytes) -> tuple[bool, str]:
             if claims and column not in _CLAIM_NUMBER_COLUMNS:
                 return False, f"row {i}, {column}: {x!r} before, {y!r} now"
             tolerance = row_kind if row_kind is not None else kind_of(column)
-            same, size = numbers_within(x, y, tolerance)
-            where = f"row {i}, {column}: {_short(x)} -> {_short(y)} ({tolerance.kind}, {tolerance.text()})"
+            same, size, pair = numbers_within(x, y, tolerance)
+            shown = f"{x} -> {y}" if len(x) <= 40 and len(y) <= 40 or not pair else f"… {pair} …"
+            where = f"row {i}, {column}: {shown} ({tolerance.kind}, {tolerance.text()})"
             if not same:
                 return False, where
             if size >= worst_size:
                 worst, worst_size = where, size
     return True, worst
-
-
-def _short(text: str, width: int = 40) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def compare_bytes(path: Path, old: bytes, new: bytes) -> tuple[str, str]:
@@ -203,8 +202,10 @@ def compare_bytes(path: Path, old: bytes, new: bytes) -> tuple[str, str]:
         ta, tb = old.decode("utf-8"), new.decode("utf-8")
     except UnicodeDecodeError:
         return "changed", "other bytes"
-    same, size = numbers_within(ta, tb, COMPUTED)
-    return ("within", f"numbers within {COMPUTED.text()}") if same else ("changed", "other text")
+    same, _, pair = numbers_within(ta, tb, COMPUTED)
+    if same:
+        return "within", f"numbers within {COMPUTED.text()} (largest: {pair})"
+    return "changed", f"other text ({pair})" if pair else "other text"
 
 
 @dataclass
