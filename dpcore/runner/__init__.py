@@ -95,6 +95,7 @@ from dpcore.runner.execute import (
     Result,  # noqa: F401
     _launch_order,  # noqa: F401  (tests/runner/test_runner.py)
     _read_timings,  # noqa: F401  (tests/runner/test_runner.py)
+    record_durations,
     run_notebooks,
 )
 from dpcore.runner.nbval import prepare_nbval
@@ -250,6 +251,9 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
     parser.add_argument(
         "--committed", type=Path, default=None, help="committed claims.csv for --check-claims (default figures/)"
     )
+    group.add_argument("--record-durations", action="store_true",
+                       help="write this machine's last seconds per notebook (build/<profile>/timings.json) into "
+                            "notebooks/durations.json, the longest-first order of a fresh clone")  # fmt: skip
     args = parser.parse_args(argv)
     args.nb = args.nb if args.nb is not None else ["*"]
 
@@ -270,6 +274,9 @@ def main(argv: list[str] | None = None, *, stream: TextIO = sys.stdout) -> int:
             print(f"check-claims FAILED: the claim specifications do not load: {exc}", file=stream)
             return 1
         return check_claims(args.check_claims, committed, specs, notebooks=notebooks, stream=stream)
+    if args.record_durations:
+        print(f"wrote {record_durations(args.profile)}", file=stream)
+        return 0
     if args.errata:
         folder = profile_figures_dir(args.profile, figures_dir())
         for name, text in committed_summaries(figures_dir(), args.profile).items():

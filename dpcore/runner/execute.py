@@ -14,14 +14,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from dpcore.paths import atomic_write_text
+from dpcore.paths import atomic_write_text, build_dir, notebooks_dir
 from dpcore.report import OUTPUTS_LOG_VAR
 from dpcore.runner.compare import NotebookOutcome, settle, snapshot
 from dpcore.runner.discovery import load_profile, notebook_key, notebook_parameters
 from dpcore.runner.environment import repeatable_env
 from dpcore.validation import check_positive_int
 
-__all__ = ["KERNEL", "ENGINE", "PROGRESS_EVERY", "Result", "run_notebooks"]
+__all__ = [
+    "KERNEL",
+    "ENGINE",
+    "PROGRESS_EVERY",
+    "Result",
+    "run_notebooks",
+    "durations_path",
+    "recorded_durations",
+    "record_durations",
+]
 
 
 KERNEL = "python3"
@@ -165,6 +174,46 @@ def _launch_order(paths: list[Path], root: Path | None, table: dict[str, dict], 
     return sorted(range(len(paths)), key=expected)
 
 
+def durations_path(root: Path | None = None) -> Path:
+    """The committed durations, ``notebooks/durations.json`` (``{profile: {notebook key: seconds}}``): the launch order
+    of a fresh clone, which has no ``build/<profile>/timings.json`` yet (:func:`recorded_durations`)."""
+    return (root or notebooks_dir()) / "durations.json"
+
+
+def recorded_durations(profile: str, root: Path | None = None, out_build: Path | None = None) -> dict[str, float]:
+    """The last recorded seconds of each notebook of ``profile``: this machine's last run
+    (``out_build/timings.json``, written by every run) over the committed ones (:func:`durations_path`)."""
+    committed = _read_timings_of(durations_path(root), profile)
+    local = _read_timings(out_build / "timings.json") if out_build is not None else {}
+    return {**committed, **local}
+
+
+def record_durations(profile: str, root: Path | None = None, out_build: Path | None = None) -> Path:
+    """Write this machine's last seconds per notebook (``out_build/timings.json``) into the committed durations of
+    ``profile`` (:func:`durations_path`, whole seconds): ``python -m dpcore.runner --record-durations`` after a full
+    ``make figures``.  The other profiles' entries are kept."""
+    path = durations_path(root)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    merged = {**_read_timings_of(path, profile), **_read_timings((out_build or build_dir() / profile) / "timings.json")}
+    data[profile] = {k: round(v) for k, v in sorted(merged.items())}
+    return atomic_write_text(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def _read_timings_of(path: Path, profile: str) -> dict[str, float]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    section = data.get(profile) if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        return {}
+    return {k: float(v) for k, v in section.items() if isinstance(k, str) and isinstance(v, int | float)}
+
+
 def _read_timings(path: Path) -> dict[str, float]:
     """The seconds per notebook key of the last run (``{}`` when there is none or it is unreadable)."""
     try:
@@ -214,8 +263,9 @@ def run_notebooks(
 
     ``root`` is the notebooks folder (keys and ``profiles/`` are relative to it).  Prints a line
     when each notebook starts and ends, and ``cell i/n, t s`` every ``progress_every`` seconds.
-    With ``jobs > 1`` the longest notebooks start first (the seconds of the last run, kept in
-    ``out_build/timings.json``; on a first run the ones that train).  The kernels run in
+    The longest notebooks start first (the seconds of the last run, kept in ``out_build/timings.json``; on a fresh
+    clone the committed ``notebooks/durations.json``; else the ones that train), so that parallel workers end
+    together instead of one running the longest notebook alone at the end.  The kernels run in
     :data:`REPEATABLE_ENV` (one thread each, fixed seeds and dates), so a re-run of an unchanged
     notebook writes the same bytes whatever ``jobs`` is; each kernel's stderr goes to
     ``<executed copy>.stderr.log``.
@@ -234,7 +284,8 @@ def run_notebooks(
     table = load_profile(profile, root)
     engine = _progress_engine()
     timings_path = out_build / "timings.json"
-    order = _launch_order(paths, root, table, _read_timings(timings_path))
+    expected = recorded_durations(profile, root, out_build)
+    order = _launch_order(paths, root, table, expected)
     before = snapshot(out_figures, profile) if compare else {}
     results: list[Result | None] = [None] * len(paths)
     print_lock = threading.Lock()
@@ -248,7 +299,8 @@ def run_notebooks(
         key = notebook_key(path, root)
         output = out_build / f"{key}.ipynb"
         output.parent.mkdir(parents=True, exist_ok=True)
-        say(f"start  [{number}/{len(paths)}] {key}")
+        last = f" (last {expected[key]:.0f} s)" if key in expected else ""
+        say(f"start  [{number}/{len(paths)}] {key}{last}")
         start = time.perf_counter()
         outputs_log = output.with_suffix(".outputs.txt")  # the files its Reports write (dpcore.report.log_written)
         outputs_log.unlink(missing_ok=True)

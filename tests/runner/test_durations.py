@@ -1,0 +1,43 @@
+"""Longest first (issue 54): the runner starts the notebooks by their last recorded duration, longest first, also on a
+fresh clone (the committed ``notebooks/durations.json``), so that no long notebook runs alone at the end."""
+
+import io
+import json
+
+from dpcore import runner
+from dpcore.runner.discovery import discover, load_profile, notebook_key
+from dpcore.runner.execute import _launch_order, durations_path, record_durations, recorded_durations
+
+
+def test_the_committed_durations_cover_every_notebook_and_start_the_longest_first():
+    paths = discover("*")
+    keys = [notebook_key(p) for p in paths]
+    committed = recorded_durations("quick", out_build=None)
+    assert set(committed) == set(keys), set(keys) ^ set(committed)
+    order = [keys[i] for i in _launch_order(paths, None, load_profile("quick"), committed)]
+    assert order[0] == max(committed, key=committed.get)
+    assert [committed[k] for k in order] == sorted(committed.values(), reverse=True)
+
+
+def test_a_local_run_overrides_the_committed_durations_and_can_be_recorded(tmp_path):
+    root = tmp_path / "notebooks"
+    root.mkdir()
+    durations_path(root).write_text(json.dumps({"_note": "x", "quick": {"a/x": 10, "a/y": 50}, "paper": {"a/x": 7}}))
+    build = tmp_path / "build"
+    build.mkdir()
+    (build / "timings.json").write_text(json.dumps({"a/x": 99.6}))
+    assert recorded_durations("quick", root, build) == {"a/x": 99.6, "a/y": 50.0}
+    assert recorded_durations("paper", root, None) == {"a/x": 7.0}
+    record_durations("quick", root, build)
+    data = json.loads(durations_path(root).read_text())
+    assert data["quick"] == {"a/x": 100, "a/y": 50} and data["paper"] == {"a/x": 7} and data["_note"] == "x"
+
+
+def test_the_runner_records_durations_on_request(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPCORE_ROOT", str(tmp_path))
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "build" / "quick").mkdir(parents=True)
+    (tmp_path / "build" / "quick" / "timings.json").write_text(json.dumps({"a/x": 12.0}))
+    stream = io.StringIO()
+    assert runner.main(["--record-durations"], stream=stream) == 0
+    assert json.loads((tmp_path / "notebooks" / "durations.json").read_text())["quick"] == {"a/x": 12}
