@@ -33,6 +33,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from dpcore.accounting import events
+from dpcore.accounting.registry import methods_for
+
 __all__ = ["Command", "COMMANDS", "register", "build_parser", "format_up", "main"]
 
 
@@ -77,11 +80,12 @@ def format_up(value: float, digits: int = 6) -> str:
 
 
 # --------------------------------------------------------------------------- shared options
-_METHODS_BY_SAMPLING = {
-    "poisson": ("pld", "rdp", "rdp-mironov", "gdp"),
-    "fixed": ("rdp", "rdp-mironov", "gdp"),
-    "shuffle": ("a1",),
-}
+# The vocabulary (samplings, methods per sampling, noise conventions, the epochs → steps rule in words) is read from
+# dpcore.accounting.events and the registry: both are light (no NumPy/SciPy accountant, no dp_accounting, no torch),
+# so ``--help`` stays fast without a copy of their strings here.
+
+_METHODS_BY_SAMPLING = {sampling: methods_for(sampling) for sampling in events.SAMPLINGS}
+_ALL_METHODS = tuple(dict.fromkeys(m for methods in _METHODS_BY_SAMPLING.values() for m in methods))
 #: the flag of each parameter a library error may name
 _FLAGS = {
     "noise_multiplier": "--noise-multiplier",
@@ -99,25 +103,16 @@ _FLAGS = {
 }
 
 
-#: events' epochs → steps rule in words (:data:`dpcore.accounting.events.ROUNDS_PER_EPOCH_RULE`,
-#: ``ROUNDS_PER_EPOCH_FROM_RATE_RULE`` and ``EPOCHS_TO_STEPS_RULE``), mirrored here so that ``--help`` imports no
-#: accountant; tests/test_cli.py checks the mirror against events.py, and test_events.py the rule against the code.
-_ROUNDS_PER_EPOCH_RULE = {"poisson": "round(n / b)", "fixed": "round(n / b)", "shuffle": "floor(n / b)"}
-_ROUNDS_PER_EPOCH_FROM_RATE_RULE = "round(1 / q)"
-_EPOCHS_TO_STEPS_RULE = "max(1, round(E * rounds per epoch)), 0 for E = 0"
-_NOISE_CONVENTIONS = ("standard", "replace_one")  # events.NOISE_CONVENTIONS
-
-
 def _epochs_help() -> str:
-    """The --epochs help, composed from the mirrored rule (one phrase per distinct rounds-per-epoch rule)."""
+    """The --epochs help, composed from events' rule in words (one phrase per distinct rounds-per-epoch rule)."""
     by_rule: dict[str, list[str]] = {}
-    for sampling, rule in _ROUNDS_PER_EPOCH_RULE.items():
+    for sampling, rule in events.ROUNDS_PER_EPOCH_RULE.items():
         by_rule.setdefault(rule, []).append(sampling)
     per_epoch = "; ".join(f"{rule} for {' and '.join(names)}" for rule, names in by_rule.items())
     return (
         f"number of epochs E, converted to steps exactly as the trainer does (dpcore.accounting.events."
-        f"steps_for_epochs): T = {_EPOCHS_TO_STEPS_RULE}, with rounds per epoch = {per_epoch}; "
-        f"{_ROUNDS_PER_EPOCH_FROM_RATE_RULE} when only --sample-rate is given"
+        f"steps_for_epochs): T = {events.EPOCHS_TO_STEPS_RULE}, with rounds per epoch = {per_epoch}; "
+        f"{events.ROUNDS_PER_EPOCH_FROM_RATE_RULE} when only --sample-rate is given"
     )
 
 
@@ -151,7 +146,7 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--noise-convention",
-        choices=_NOISE_CONVENTIONS,
+        choices=events.NOISE_CONVENTIONS,
         default="standard",
         help="what σ means: 'standard' (default) noise std σ·C as in DP-SGD, Opacus and TF Privacy, for every "
         "sampling; 'replace_one' noise std 2σ·C (a paper's N(0, (2Cσ)²), e.g. van Dijk et al.)",
@@ -182,24 +177,17 @@ def _resolve_rate(args: argparse.Namespace) -> None:
         return
     if args.dataset_size is None:
         raise ValueError("dataset_size is needed with --batch-size (q = b / n)")
-    if not 1 <= args.batch_size <= args.dataset_size:
-        raise ValueError(f"batch_size must be in [1, dataset_size={args.dataset_size}], got {args.batch_size}")
-    derived = args.batch_size / args.dataset_size
-    if args.sample_rate is not None and not math.isclose(args.sample_rate, derived, rel_tol=1e-9):
-        raise ValueError(f"sample_rate={args.sample_rate:g} disagrees with batch_size / dataset_size = {derived:g}")
-    args.sample_rate = derived
+    args.sample_rate = events.sample_rate_of(args.batch_size, args.dataset_size, args.sample_rate)
 
 
 def _steps(args: argparse.Namespace) -> int:
-    from dpcore.accounting.events import steps_for_epochs
-
     if args.steps is not None:
         if args.steps < 1:
             raise ValueError(f"steps must be an integer >= 1, got {args.steps}")
         return int(args.steps)
     sizes = {"dataset_size": args.dataset_size, "batch_size": args.batch_size} if args.batch_size else {}
     rate = None if sizes else args.sample_rate
-    return steps_for_epochs(args.epochs, sampling=args.sampling, sample_rate=rate, **sizes)
+    return events.steps_for_epochs(args.epochs, sampling=args.sampling, sample_rate=rate, **sizes)
 
 
 def _methods(args: argparse.Namespace) -> tuple[str, ...]:
@@ -224,32 +212,27 @@ def _noise_text(args: argparse.Namespace) -> str:
     return "noise std σ·C" if args.noise_convention == "standard" else "noise std 2σ·C (noise_convention replace_one)"
 
 
-def _shuffle_epsilon(args: argparse.Namespace, sigma: float, steps: int) -> float:
-    """ε of a shuffled run with individual clipping (the record accountant: van Dijk et al.'s A_1 analysis)."""
-    from dpcore.accounting.events import NOISE_FACTOR
-    from dpcore.accounting.records import epsilon_for_record
+def _record(args: argparse.Namespace, sigma: float, steps: int):  # noqa: ANN202  (a RunRecord)
+    """The run record of the command line's run at noise multiplier ``sigma``: what the registry accounts."""
+    from dpcore.accounting.dpsgd import check_noise_multiplier, dpsgd_record
 
-    if args.batch_size is None:
+    if args.sampling == "shuffle" and args.batch_size is None:
         raise ValueError("batch_size is needed for --sampling shuffle (give --batch-size, or a whole q·n)")
-    kappa = NOISE_FACTOR[args.noise_convention]
-    record = dict(private=True, sampling="shuffle", clipping="individual", clip_norm=1.0, noise_multiplier=sigma,
-                  noise_convention=args.noise_convention, noise_std=kappa * sigma, dataset_size=args.dataset_size,
-                  batch_size=args.batch_size, steps=steps)  # fmt: skip
-    return epsilon_for_record(record, args.delta)
+    return dpsgd_record(check_noise_multiplier(sigma), sample_rate=args.sample_rate, steps=steps,
+                        sampling=args.sampling, dataset_size=args.dataset_size,
+                        noise_convention=args.noise_convention)  # fmt: skip
 
 
 def _epsilon(args: argparse.Namespace, sigma: float, steps: int, method: str) -> float:
-    if method == "a1":
-        return _shuffle_epsilon(args, sigma, steps)
-    from dpcore.accounting.dpsgd import dpsgd_epsilon
+    """ε by the registry's accountant (:func:`dpcore.accounting.records.epsilon_for_record`), the one door."""
+    from dpcore.accounting.records import epsilon_for_record
 
-    return dpsgd_epsilon(sigma, sample_rate=args.sample_rate, steps=steps, delta=args.delta, method=method,
-                         sampling=args.sampling, dataset_size=args.dataset_size,
-                         noise_convention=args.noise_convention)  # fmt: skip
+    return epsilon_for_record(_record(args, sigma, steps), args.delta, method=method)
 
 
-def _label(method: str) -> str:
-    return "approximate" if method == "gdp" else ("rigorous, against A_1" if method == "a1" else "rigorous")
+def _label(eps: float) -> str:
+    label = getattr(eps, "label", "rigorous")
+    return f"{label}, against A_1" if getattr(eps, "method", "") == "a1" else label
 
 
 def _notes(args: argparse.Namespace) -> list[str]:
@@ -277,9 +260,10 @@ def _epsilon_arguments(parser: argparse.ArgumentParser) -> None:
         "--method",
         action="append",
         default=None,
-        choices=("pld", "rdp", "rdp-mironov", "gdp", "a1"),
-        help="only this accountant (repeatable): pld, rdp, rdp-mironov or gdp (a1 for shuffling); default: every "
-        "applicable one",
+        choices=_ALL_METHODS,
+        help="only this accountant (repeatable): "
+        + "; ".join(f"{', '.join(m)} for {s}" for s, m in _METHODS_BY_SAMPLING.items())
+        + "; default: every applicable one (gdp is approximate)",
     )
 
 
@@ -292,7 +276,7 @@ def _run_epsilon(args: argparse.Namespace) -> int:
     for line in _notes(args):
         print(line)
     for method, eps in values:
-        print(f"  {method:<12} ε = {format_up(eps)}   ({_label(method)})")
+        print(f"  {method:<12} ε = {format_up(eps)}   ({_label(eps)})")
     return 0
 
 
@@ -303,9 +287,10 @@ def _calibrate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--method",
         default=None,
-        choices=("pld", "rdp", "rdp-mironov", "gdp", "a1"),
-        help="accountant used for the calibration (default: pld for poisson, rdp for fixed, a1 for shuffle; "
-        "gdp is approximate)",
+        choices=_ALL_METHODS,
+        help="accountant used for the calibration (default: "
+        + ", ".join(f"{m[0]} for {s}" for s, m in _METHODS_BY_SAMPLING.items())
+        + "; gdp is approximate)",
     )
     parser.add_argument(
         "--rtol",
@@ -316,16 +301,11 @@ def _calibrate_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _calibrated_sigma(args: argparse.Namespace, steps: int, method: str) -> float:
-    if method == "a1":
-        from dpcore.accounting.calibrate import check_rtol, smallest_sigma
+    """σ by the registry (:func:`dpcore.accounting.records.noise_multiplier_for_record`), the one door."""
+    from dpcore.accounting.records import noise_multiplier_for_record
 
-        check_rtol(args.rtol)
-        return smallest_sigma(lambda s: _shuffle_epsilon(args, s, steps), args.epsilon, rtol=args.rtol)
-    from dpcore.accounting.dpsgd import dpsgd_noise_multiplier
-
-    return dpsgd_noise_multiplier(args.epsilon, sample_rate=args.sample_rate, steps=steps, delta=args.delta,
-                                  method=method, sampling=args.sampling, dataset_size=args.dataset_size,
-                                  noise_convention=args.noise_convention, rtol=args.rtol)  # fmt: skip
+    return noise_multiplier_for_record(_record(args, 1.0, steps), args.epsilon, args.delta, method=method,
+                                       rtol=args.rtol)  # fmt: skip
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
@@ -341,7 +321,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
     print(f"target ε = {args.epsilon:g}, {_describe(args, steps)}, method = {method}")
     for line in _notes(args):
         print(line)
-    print(f"  noise multiplier σ = {shown} ({_noise_text(args)})   (ε at σ = {format_up(eps)}, {_label(method)})")
+    print(f"  noise multiplier σ = {shown} ({_noise_text(args)})   (ε at σ = {format_up(eps)}, {_label(eps)})")
     return 0
 
 

@@ -86,6 +86,7 @@ __all__ = [
     "dpsgd_noise_multiplier",
     "epsilon_curve",
     "dpsgd_record",
+    "check_noise_multiplier",
 ]
 
 PLD_GRID = pld_accountant.GRID  # the PLD discretisation interval (dpcore.accounting.pld)
@@ -201,7 +202,8 @@ def _check_sampling(method: str, sampling: str) -> None:
         )
 
 
-def _check_noise_multiplier(noise_multiplier: float) -> float:
+def check_noise_multiplier(noise_multiplier: float) -> float:
+    """σ as a float in :data:`NOISE_MULTIPLIER_RANGE` (the range the accountants are evaluated on)."""
     sigma = check_positive("noise_multiplier", noise_multiplier)
     low, high = NOISE_MULTIPLIER_RANGE
     if not low <= sigma <= high:
@@ -234,7 +236,7 @@ def dpsgd_record(
     """The :class:`RunRecord` of DP-SGD steps given by their rate: clip norm 1, noise std κσ, individual clipping;
     ``sampling="fixed"`` needs q·n whole (``dataset_size`` n), Poisson takes n and b with b/n == q exactly
     (:func:`~dpcore.accounting.events.sizes_for_rates`).  Inputs are trusted (:func:`dpsgd_epsilon` checks them)."""
-    if sampling == "fixed" and dataset_size is not None:
+    if sampling in ("fixed", "shuffle") and (dataset_size is not None or sampling == "shuffle"):
         n, b = _fixed_sizes(sample_rate, dataset_size)
     else:  # Poisson, or the fixed-size CLT (which reads q only)
         n, (b,) = sizes_for_rates([sample_rate], dataset_size)
@@ -266,7 +268,7 @@ def dpsgd_epsilon(
     Poisson, RDP for fixed-size batches) and the description says so.  Raises ``ValueError`` for bad input (σ outside
     :data:`NOISE_MULTIPLIER_RANGE` included) and for a sampling the method cannot account for.
     """
-    sigma = _check_noise_multiplier(noise_multiplier)
+    sigma = check_noise_multiplier(noise_multiplier)
     q = check_rate("sample_rate", sample_rate)
     delta = check_open_unit("delta", delta)
     method, chosen = _method_for(method, sampling)

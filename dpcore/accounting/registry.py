@@ -33,7 +33,7 @@ import numbers
 from typing import Any, Protocol, runtime_checkable
 
 from dpcore.accounting import events
-from dpcore.accounting.run_record import RunRecord
+from dpcore.accounting.run_record import RunRecord, _runs
 
 # The numerics (NumPy/SciPy accountants) are imported inside the methods that use them: importing the registry
 # (the CLI's vocabulary, ``import dpcore.accounting``) loads none of them, and no dp_accounting.
@@ -145,17 +145,6 @@ class _Base:
 
     def rigorous(self, method: str) -> bool:
         return method not in APPROXIMATE
-
-
-def _runs(values: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Run-length encoding [(value, count), ...]."""
-    out: list[list[int]] = []
-    for v in values:
-        if out and out[-1][0] == v:
-            out[-1][1] += 1
-        else:
-            out.append([v, 1])
-    return [(v, c) for v, c in out]
 
 
 def _conversion(method: str) -> str:

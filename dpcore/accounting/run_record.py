@@ -194,8 +194,10 @@ class RunRecord:
         s(self, "lr_schedule", _mapping("lr_schedule", self.lr_schedule))
         s(self, "async_", _mapping("async", self.async_))
         engine = self.engine
-        if isinstance(engine, str) or not isinstance(engine, (list, tuple)) or not all(
-            isinstance(e, str) for e in engine
+        if (
+            isinstance(engine, str)
+            or not isinstance(engine, (list, tuple))
+            or not all(isinstance(e, str) for e in engine)
         ):
             raise ValueError(f"engine must be a sequence of strings, got {engine!r}")
         s(self, "engine", tuple(engine))
@@ -325,9 +327,52 @@ class RunRecord:
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
+    def to_event(self) -> Any:
+        """The dp_accounting ``DpEvent`` of what ran, to compose with the rest of a dp_accounting pipeline.
+
+        Poisson sampling (add/remove-one): ``PoissonSampledDpEvent(q, GaussianDpEvent(z))`` per step
+        (``GaussianDpEvent(z)`` where q = 1), self-composed over each run of equal batch sizes; fixed-size batches
+        (replace-one): ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(z))``.  z is the Gaussian's
+        multiplier against one step's sensitivity (noise_std / (Δ·C), Δ of ``events.step_sensitivity``).  No steps:
+        ``NoOpDpEvent``; a non-private run: ``NonPrivateDpEvent``.  Shuffling, draws with replacement and ModelMix
+        have no dp_accounting event (``ValueError``).  ``epsilon_for_record`` accepts these events back.
+        """
+        import dp_accounting as dpa
+
+        from dpcore.accounting.events import step_sensitivity
+
+        if not self.private or self.noise_std == 0:
+            return dpa.NonPrivateDpEvent()
+        if self.steps == 0:
+            return dpa.NoOpDpEvent()
+        if self.sampling not in ("poisson", "fixed") or self.modelmix is not None:
+            what = "ModelMix" if self.modelmix is not None else f"sampling={self.sampling!r}"
+            raise ValueError(f"a record with {what} has no dp_accounting event; use epsilon_for_record")
+        z = self.noise_std / (step_sensitivity(self.sampling, self.clipping) * self.clip_norm)
+        parts = []
+        for b, count in _runs(self.schedule):
+            gauss = dpa.GaussianDpEvent(z)
+            if self.sampling == "fixed":
+                step = dpa.SampledWithoutReplacementDpEvent(self.dataset_size, b, gauss)
+            else:
+                step = gauss if b == self.dataset_size else dpa.PoissonSampledDpEvent(b / self.dataset_size, gauss)
+            parts.append(dpa.SelfComposedDpEvent(step, count))
+        return parts[0] if len(parts) == 1 else dpa.ComposedDpEvent(parts)
+
     @property
     def schedule(self) -> tuple[int, ...]:
         """The batch size of each step done (a constant batch repeated ``steps`` times)."""
         if isinstance(self.batch_size, int):
             return (self.batch_size,) * self.steps
         return self.batch_size[: self.steps]
+
+
+def _runs(values: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Run-length encoding [(value, count), ...] of a batch-size schedule."""
+    out: list[list[int]] = []
+    for v in values:
+        if out and out[-1][0] == v:
+            out[-1][1] += 1
+        else:
+            out.append([v, 1])
+    return [(v, c) for v, c in out]

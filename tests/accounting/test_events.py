@@ -196,16 +196,21 @@ def test_library_accountants_read_sensitivity_and_rounds_from_events(monkeypatch
         shuffled.rounds_per_epoch(10, 11)
 
 
+#: The rule's words and what they mean, written out here (no eval of the strings): the help texts' words must be
+#: these, and the code must count by them.
+_MEANING = {"round(n / b)": lambda n, b: round(n / b), "floor(n / b)": lambda n, b: n // b}
+
+
 @pytest.mark.parametrize("n,b", [(1000, 624), (1000, 401), (1000, 400), (1000, 399), (60_000, 256), (7, 7)])
 def test_the_rule_in_words_is_the_rule_in_code(n, b):
-    """The help texts' words (:data:`events.ROUNDS_PER_EPOCH_RULE` …), evaluated, give the functions' counts."""
-    names = {"round": round, "floor": math.floor, "n": n, "b": b, "q": b / n}
+    """The help texts' words (:data:`events.ROUNDS_PER_EPOCH_RULE` …) name the counts the functions make."""
+    assert events.EPOCHS_TO_STEPS_RULE == "max(1, round(E * rounds per epoch)), 0 for E = 0"
+    assert events.ROUNDS_PER_EPOCH_FROM_RATE_RULE == "round(1 / q)"
     for sampling in events.SAMPLINGS:
-        per_epoch = eval(events.ROUNDS_PER_EPOCH_RULE[sampling], names)
+        per_epoch = _MEANING[events.ROUNDS_PER_EPOCH_RULE[sampling]](n, b)
         assert per_epoch == events.steps_per_epoch(sampling, n, b), sampling
         for epochs in (0, 0.4, 3):
-            rule = events.EPOCHS_TO_STEPS_RULE.split(", 0 for E = 0")[0].replace("rounds per epoch", str(per_epoch))
-            expected = 0 if epochs == 0 else eval(rule, {**names, "E": epochs})
+            expected = 0 if epochs == 0 else max(1, round(epochs * per_epoch))
             assert events.steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b) == expected
-    from_rate = eval(events.ROUNDS_PER_EPOCH_FROM_RATE_RULE, names)  # q alone
+    from_rate = round(1 / (b / n))  # q alone
     assert events.steps_for_epochs(3, sample_rate=b / n) == 3 * from_rate
