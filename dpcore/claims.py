@@ -63,6 +63,21 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpcore.paths import PROFILES, atomic_write_text
+from dpcore.verdicts import (
+    ALL_STATUSES,
+    AUDIT_STATUSES,
+    AUDIT_WORDS,
+    Control,
+    Run,
+    TrainedRule,
+    Weight,
+    audit_changes_conclusion,
+    audit_status,
+    changes_conclusion,
+    decide,
+)
+from dpcore.verdicts import count_by_status as _count_by_status
+from dpcore.verdicts import count_phrase as _count_phrase
 
 __all__ = [
     "COLUMNS",
@@ -124,16 +139,34 @@ SCORECARD_ROWS_PER_FINDING = 3
 #: shown by a computation anyone reruns; ``not-reproduced`` -- an experiment none of our runs reaches at the
 #: printed privacy level; ``inconclusive`` -- the data cannot decide; ``differs`` -- not yet investigated
 #: (fails ``make figures``); ``not-run`` -- with its reason (:data:`NOT_RUN_REASONS`)
-STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
+STATUSES = ALL_STATUSES
+#: the statuses of an audit row (``source = audit``), in their own words (:func:`dpcore.verdicts.audit_status`)
+AUDIT_ROW_STATUSES = AUDIT_STATUSES
 #: the statuses an :class:`Explanation` gives a row whose value misses the printed one
 EXPLAINED = ("erratum", "not-reproduced", "inconclusive")
 #: the kinds of a :class:`Finding`; ``audit``: our audit of the authors' code (its rows are ``source = audit``)
-FINDING_KINDS = ("reproduced", "erratum", "not-reproduced", "inconclusive", "not-run", "audit")
+#: ``trained``: trained claims decided by the verdict rules (their rows' statuses, computed, give its label)
+FINDING_KINDS = ("reproduced", "erratum", "not-reproduced", "inconclusive", "not-run", "audit", "trained")
 #: a finding's kind in the words the scorecard, ERRATA.md, the README and the docs show
 FINDING_LABELS: dict[str, str] = {
     "reproduced": "reproduced", "erratum": "erratum", "not-reproduced": "not reproduced",
-    "inconclusive": "inconclusive", "not-run": "not run", "audit": "audit: the authors' code exceeds the claimed ε",
+    "inconclusive": "inconclusive", "not-run": "not run", "audit": "audit of the authors' code",
+    "trained": "trained claims, decided by the verdict rules",
 }
+
+
+def finding_label(finding: Finding, rows: Iterable[Mapping]) -> str:
+    """A finding's kind in words; a ``trained`` finding's label is computed from the statuses of its rows that ran
+    (e.g. "not reproduced (2), inconclusive (6)"), never typed."""
+    if finding.kind != "trained":
+        return FINDING_LABELS[finding.kind]
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.get("status") != "not-run":
+            counts[str(r.get("status"))] = counts.get(str(r.get("status")), 0) + 1
+    if not counts:
+        return "not run"
+    return ", ".join(f"{VERDICT_WORDS.get(k, k)} ({n})" for k, n in sorted(counts.items()))
 #: why a row is ``not-run``, in a fixed vocabulary (:func:`not_run_reason` picks one from the row)
 NOT_RUN_REASONS = (
     "needs a GPU",
@@ -143,7 +176,8 @@ NOT_RUN_REASONS = (
 )
 #: a status in the words a figure or table shows it (the guide's verdict vocabulary)
 VERDICT_WORDS: dict[str, str] = {"reproduced": "reproduced", "erratum": "erratum", "not-reproduced": "not reproduced",
-                                 "inconclusive": "inconclusive", "differs": "differs", "not-run": "not run"}
+                                 "inconclusive": "inconclusive", "differs": "differs", "not-run": "not run",
+                                 **AUDIT_WORDS}
 #: the verdict word of an ``audit`` row that holds: the value was reached under the authors' code, at the ε of the
 #: noise that ran (its note), not a reproduction of the paper's claim
 AUDIT_VERDICT = "authors' code"
@@ -459,6 +493,8 @@ class Finding:
     readings: tuple[str, ...] = ()
     closest: str = ""
     untested: str = ""
+    confidence: float | None = None
+    weight: Weight | None = None
 
     def __post_init__(self) -> None:
         if self.paper not in PAPERS:
@@ -467,6 +503,14 @@ class Finding:
         if not _KEY.match(self.key):
             raise ValueError(f"key must be letters, digits and . _ - + = only, got {self.key!r}")
         _check_readings(self.readings, self.closest, self.untested)
+        if self.confidence is not None and not (isinstance(self.confidence, float) and 0 < self.confidence < 1):
+            raise ValueError(f"confidence must be None (an estimate) or a float in (0, 1), got {self.confidence!r}")
+        if self.weight is not None:
+            if not isinstance(self.weight, Weight):
+                raise ValueError(f"weight must be a Weight or None, got {type(self.weight).__name__}")
+            if changes_conclusion(self.weight) != bool(self.conclusion):
+                raise ValueError(f"{self.paper}/{self.key}: conclusion={self.conclusion} contradicts the stated rule "
+                                 f"(dpcore.verdicts.changes_conclusion of {self.weight})")  # fmt: skip
         if self.kind == "not-reproduced" and not (self.readings and self.closest and self.untested):
             raise ValueError(
                 f"a not-reproduced finding ({self.key}) names the readings tried, the closest one and what stays "
@@ -483,6 +527,21 @@ class Finding:
             raise ValueError(f"conclusion must be a bool, got {self.conclusion!r}")
         if not isinstance(self.keys, tuple) or not self.keys or not all(isinstance(k, str) and k for k in self.keys):
             raise ValueError(f"keys must be a non-empty tuple of glob patterns, got {self.keys!r}")
+
+    @property
+    def changes_a_conclusion(self) -> bool:
+        """Whether it changes a conclusion: as stated, except that an audit finding needs a bound at a stated
+        confidence (:func:`dpcore.verdicts.audit_changes_conclusion`): an estimate never does."""
+        if self.kind == "audit":
+            return audit_changes_conclusion(self.confidence, self.conclusion)
+        return bool(self.conclusion)
+
+    @property
+    def weight_words(self) -> str:
+        """"changes a conclusion", "cosmetic", or for an audit estimate "an estimate (no confidence bound)"."""
+        if self.kind == "audit" and self.confidence is None:
+            return "an estimate (no confidence bound)"
+        return "changes a conclusion" if self.changes_a_conclusion else "cosmetic"
 
     def covers(self, key: str) -> bool:
         """Whether the claim ``key`` (of this finding's paper) is one of this finding's rows."""
@@ -502,7 +561,9 @@ class ClaimSpec:
     :class:`Interval` for a printed range.  ``explanation`` says why ours
     misses it where it does (:class:`Erratum`, :class:`NotReproduced`, :class:`Inconclusive`).  ``scale="full"``
     marks a number measured by training at the paper's scale: at a reduced profile it is
-    ``not-run`` (never compared with a different experiment).
+    ``not-run`` (never compared with a different experiment).  ``rule`` (a :class:`~dpcore.verdicts.TrainedRule`)
+    marks a trained claim whose status is computed from the committed runs by the verdict rules
+    (:meth:`ClaimsLog.decide`, issue 50): it carries no typed value of ours.
     """
 
     paper: str
@@ -517,6 +578,7 @@ class ClaimSpec:
     explanation: Explanation | None = None
     scale: str = "any"
     note: str = ""
+    rule: TrainedRule | None = None
 
     def __post_init__(self) -> None:
         if self.paper not in PAPERS:
@@ -524,6 +586,12 @@ class ClaimSpec:
         _check_text("key", self.key)
         if not _KEY.match(self.key):
             raise ValueError(f"key must be letters, digits and . _ - + = only (no spaces or commas), got {self.key!r}")
+        if self.rule is not None:
+            if not isinstance(self.rule, TrainedRule):
+                raise ValueError(f"rule must be a TrainedRule or None, got {type(self.rule).__name__}")
+            if isinstance(self.explanation, NotReproduced | Inconclusive):
+                raise ValueError(f"{self.paper}/{self.key}: a claim decided by a rule carries no typed "
+                                 "NotReproduced/Inconclusive (its verdict is computed from the runs)")
         _check_text("artifact", self.artifact)
         _check_text("quantity", self.quantity)
         _check_value("value", self.value, interval=True)
@@ -625,6 +693,8 @@ def compute_status(spec: ClaimSpec, our_value: Any, *, reduced: bool = False, in
         return "not-run"
     if inconclusive:
         return "inconclusive"
+    if spec.source == "audit":  # an audit row has statuses of its own words, never reproduced (issue 50)
+        return audit_status(spec.key, values_match(spec.value, our_value, rtol=spec.rtol, atol=spec.atol))
     if values_match(spec.value, our_value, rtol=spec.rtol, atol=spec.atol):
         return "reproduced"
     why = spec.explanation
@@ -710,8 +780,12 @@ def finding_problems(findings: Iterable[Finding], specs: Iterable[ClaimSpec],
                 if f.kind in EXPLAINED and (spec is None or spec.explanation is None):
                     continue  # a row of the same table that holds, or one the notebook's data decides
                 # an experiment may hold at one profile and not at another; a computation may not; an audit holds
-                allowed = ("reproduced", "not-run") if f.kind == "audit" else (
-                    (f.kind, "not-run") + (("reproduced",) if f.kind != "erratum" else ()))
+                if f.kind == "trained":
+                    allowed = ("reproduced", "not-reproduced", "inconclusive", "not-run")
+                elif f.kind == "audit":
+                    allowed = (*AUDIT_STATUSES, "not-run")
+                else:
+                    allowed = (f.kind, "not-run") + (("reproduced",) if f.kind != "erratum" else ())
                 if row.get("status") not in allowed:
                     problems.append(
                         f"{row['paper']}/{row['key']}: status {row.get('status')} under the {f.kind} finding {f.key}"
@@ -816,7 +890,7 @@ def verdicts(rows: Iterable[Any]) -> dict[str, str]:
             getattr(row, "key", None), getattr(row, "status", None), getattr(row, "source", None))  # fmt: skip
         if not isinstance(key, str) or status not in VERDICT_WORDS:
             raise ValueError(f"rows must be claim rows with a key and a status among {STATUSES}, got {row!r}")
-        out[key] = AUDIT_VERDICT if source == "audit" and status == "reproduced" else VERDICT_WORDS[status]
+        out[key] = AUDIT_VERDICT if source == "audit" and status == "authors-code" else VERDICT_WORDS[status]
     return out
 
 
@@ -914,6 +988,41 @@ class ClaimsLog:
             profile=profile,
             note=_join(extra, note, spec.note),
         )
+        self.claims = [c for c in self.claims if (c.paper, c.key) != (spec.paper, spec.key)]
+        self.claims.append(claim)
+        return claim
+
+    def decide(
+        self,
+        spec: ClaimSpec,
+        runs: Iterable[Run],
+        *,
+        control: Control | None = None,
+        profile: str = "quick",
+        note: str = "",
+    ) -> Claim:
+        """Record a trained claim decided by its rule (``spec.rule``, :func:`dpcore.verdicts.decide`) from ``runs``,
+        the committed results read as :class:`~dpcore.verdicts.Run` records (full-scale ones decide wherever they
+        exist, at every profile: one verdict per claim); ``control`` the pipeline's positive control.  Our value is
+        the matching run's, else the closest reading's; the note names the runs, the closest reading and the
+        control.  Checking the same key again replaces the earlier row."""
+        if not isinstance(spec, ClaimSpec) or spec.rule is None:
+            raise ValueError("spec must be a ClaimSpec with a rule (a TrainedRule); use check() for the others")
+        if profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+        if not isinstance(note, str):
+            raise ValueError(f"note must be a string, got {note!r}")
+        value = spec.value
+        if isinstance(value, Interval) or isinstance(value, str):
+            raise ValueError(f"{spec.key}: a rule decides a number or a bool, not {value!r}")
+        verdict = decide(value, runs, spec.rule, atol=spec.atol, rtol=spec.rtol, control=control,
+                         full_scale=spec.scale == "full")  # fmt: skip
+        claim = Claim(
+            paper=spec.paper, key=spec.key, artifact=spec.artifact, quantity=spec.quantity, source=spec.source,
+            location=spec.location, paper_value=_plain(spec.value), our_value=_plain(verdict.value),
+            tolerance=spec.tolerance, status=verdict.status, profile=profile,
+            note=_join(f"rule: {verdict.note}", note, spec.note),
+        )  # fmt: skip
         self.claims = [c for c in self.claims if (c.paper, c.key) != (spec.paper, spec.key)]
         self.claims.append(claim)
         return claim
@@ -1049,42 +1158,14 @@ def short_reason(row: Mapping, spec: ClaimSpec | None = None, *, limit: int = RE
 
 
 def _counts(rows: Iterable[Mapping]) -> dict[str, int]:
-    """Rows per status; our own checks (:data:`OWN_CHECKS`) that ran apart, under ``consistency`` /
-    ``consistency-ok`` and ``audit`` / ``audit-ok`` (rows that hold); one not run here counts as ``not-run``."""
-    counts = dict.fromkeys((*STATUSES, *(f"{s}{ok}" for s in OWN_CHECKS for ok in ("", "-ok"))), 0)
-    for row in rows:
-        source = row.get("source")
-        if source in OWN_CHECKS and row["status"] != "not-run":
-            counts[source] += 1
-            counts[f"{source}-ok"] += row["status"] == "reproduced"
-        else:
-            counts[row["status"]] += 1
-    return counts
+    """Rows per status: :func:`dpcore.verdicts.count_by_status`, the one count (issue 50)."""
+    return _count_by_status(rows)
 
 
 def count_phrase(counts: Mapping[str, int], *, where: str = "here", differs: str = "**{n} differ unexplained**") -> str:
-    """E.g. "12 of 15 reproduced, 2 errata, 1 not reproduced, 1 not run here" (zero parts left out) from counts per
-    status (and ``consistency`` / ``consistency-ok``, ``audit`` / ``audit-ok``: our own checks, counted apart);
-    ``where`` and ``differs`` (with ``{n}``) word those parts."""
-    claims = sum(counts[s] for s in STATUSES)
-    parts = []
-    if claims:
-        parts.append(f"{counts['reproduced']} of {claims} reproduced")
-    if counts["erratum"]:
-        parts.append(f"{counts['erratum']} errata" if counts["erratum"] > 1 else "1 erratum")
-    if counts["not-reproduced"]:
-        parts.append(f"{counts['not-reproduced']} not reproduced")
-    if counts["inconclusive"]:
-        parts.append(f"{counts['inconclusive']} inconclusive")
-    if counts["differs"]:
-        parts.append(differs.format(n=counts["differs"]))
-    if counts["not-run"]:
-        parts.append(f"{counts['not-run']} not run {where}")
-    if counts["consistency"]:
-        parts.append(f"{counts['consistency-ok']}/{counts['consistency']} consistency checks hold")
-    if counts.get("audit"):
-        parts.append(f"{counts['audit-ok']}/{counts['audit']} audit checks of the authors' code hold")
-    return ", ".join(parts)
+    """E.g. "12 of 15 reproduced, 2 errata, 1 not reproduced, 1 not run here" (zero parts left out) from
+    :func:`dpcore.verdicts.count_by_status` (:func:`dpcore.verdicts.count_phrase`)."""
+    return _count_phrase(counts, where=where, differs=differs)
 
 
 def _key_groups(keys: list[str], limit: int = 180) -> str:
@@ -1155,16 +1236,16 @@ def scorecard_markdown(
                 continue
             if not ran:
                 continue
-            weight = "changes a conclusion" if f.conclusion else "cosmetic"
+            weight = f.weight_words
             plural = "s" * (len(ran) > 1)
-            parts += _wrapped(f"  - *{FINDING_LABELS[f.kind]}* ({weight}; {len(ran)} row{plural}): {f.text}", "    ")
+            parts += _wrapped(f"  - *{finding_label(f, ran)}* ({weight}; {len(ran)} row{plural}): {f.text}", "    ")
     parts += [
         "",
         f"{len(rows)} claims checked at the {profile} profile: {count_phrase(total)}. "
         "Generated by `make figures` from `claims.csv` beside this file (full notes there).",
         "",
-        "| paper | " + " | ".join(STATUSES) + " | consistency checks | audit checks | total |",
-        "|" + "---|" * (len(STATUSES) + 4),
+        "| paper | " + " | ".join(STATUSES) + " | consistency checks | total |",
+        "|" + "---|" * (len(STATUSES) + 3),
     ]
     for paper in [*papers, "all"]:
         c = _counts(rows if paper == "all" else by_paper[paper])
@@ -1172,7 +1253,7 @@ def scorecard_markdown(
         parts.append(
             f"| {paper} | "
             + " | ".join(str(c[s]) for s in STATUSES)
-            + f" | {c['consistency-ok']}/{c['consistency']} | {c['audit-ok']}/{c['audit']} | {n} |"
+            + f" | {c['consistency-ok']}/{c['consistency']} | {n} |"
         )
     for paper in papers:
         parts += _paper_section(paper, by_paper[paper], table, titles.get(paper, ""), topic_of,
@@ -1187,9 +1268,7 @@ def _wrapped(text: str, indent: str, width: int = 200) -> list[str]:
 
 
 def _row_line(row: Mapping, reason: str = "") -> str:
-    status = "**differs**" if row["status"] == "differs" else row["status"]
-    if row.get("source") == "audit" and row["status"] == "reproduced":
-        status = "audit holds"
+    status = "**differs**" if row["status"] == "differs" else VERDICT_WORDS.get(row["status"], row["status"])
     cells = [row["key"], _short_value(row["paper_value"]), _short_value(row["our_value"]), status]
     if reason:
         cells.append(reason)
@@ -1209,13 +1288,13 @@ def _paper_section(
     lines = ["", f"## {heading}", "", f"{count_phrase(_counts(rows))}.", ""]
     shown: set[str] = set()
     for f in findings:
-        if f.kind not in (*EXPLAINED, "audit"):
+        if f.kind not in (*EXPLAINED, "audit", "trained"):
             continue
         covered = [r for r in finding_rows(f, rows, table) if r["status"] != "not-run"]
         if not covered:
             continue
         more = len(covered) - SCORECARD_ROWS_PER_FINDING
-        lines += [*_wrapped(f"**{FINDING_LABELS[f.kind]}**: {f.short} (the finding above)", ""), "",
+        lines += [*_wrapped(f"**{finding_label(f, covered)}**: {f.short} (the finding above)", ""), "",
                   "| key | printed | ours | status |",
                   "|---|---|---|---|", *(_row_line(r) for r in covered[:SCORECARD_ROWS_PER_FINDING]), ""]  # fmt: skip
         if more > 0:

@@ -50,7 +50,7 @@ def restatus_rows(rows: list[dict], specs: dict[tuple[str, str], claims_mod.Clai
         spec = specs[ident]
         new = dict(row)
         new.update({column: str(getattr(spec, column)) for column in SPEC_COLUMNS})
-        if row["status"] != "not-run" and not claims_mod.is_undecided(row):
+        if row["status"] != "not-run" and not claims_mod.is_undecided(row) and spec.rule is None:
             ours = claims_mod.parse_value(row["our_value"], like=spec.value)
             new["status"] = claims_mod.compute_status(spec, ours)
             why = spec.explanation

@@ -250,7 +250,8 @@ def test_check_validates_profile_and_replaces_a_rechecked_key():
 
 
 def test_statuses_are_the_vocabulary():
-    assert STATUSES == ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
+    assert STATUSES == ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run",
+                        "fails-audit", "passes-audit", "authors-code")  # audit rows in their own words (issue 50)
 
 
 @given(
@@ -286,7 +287,7 @@ def test_csv_round_trip_and_scorecard(tmp_path):
     assert [r["profile"] for r in rows] == ["quick"] * 3
     assert rows[0]["our_value"] == "1.2586" and rows[0]["source"] == "reference" and rows[0]["key"] == "a"
     card = scorecard_markdown(rows)
-    assert "| 000 | 1 | 0 | 0 | 0 | 1 | 1 | 0/0 | 0/0 | 3 |" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 1 | 1 | 0 | 0 | 0 | 0/0 | 3 |" in card
     assert "\n1 of 3 reproduced, **1 differ unexplained**, 1 not run here.\n" in card
     assert "- **Paper 000**: 1 row differs, not yet investigated." in card
     assert "| b | 17.9 | 20 | **differs** | matches neither the paper (rel 0.01) |" in card
@@ -473,7 +474,7 @@ def test_consistency_rows_are_counted_apart_in_the_scorecard():
     log.check(spec(1.0, key="printed"), 1.0)
     card = scorecard_markdown(log.to_rows())
     assert "1 of 1 reproduced, 1/1 consistency checks hold" in card
-    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 0 | 1/1 | 0/0 | 2 |" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1/1 | 2 |" in card
 
 
 def test_audit_rows_are_counted_apart_and_read_as_the_authors_code():
@@ -483,16 +484,18 @@ def test_audit_rows_are_counted_apart_and_read_as_the_authors_code():
     log.check(spec(True, key="authors_mode_other", source="audit"), None, note="needs a result")
     log.check(spec(1.0, key="printed"), 1.0)
     card = scorecard_markdown(log.to_rows())
-    assert "1 of 2 reproduced, 1 not run here, 1/1 audit checks of the authors' code hold" in card
-    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 1 | 0/0 | 1/1 | 3 |" in card
+    # issue 50: audit rows have statuses of their own words, counted by the one count, never reproduced
+    assert "1 of 2 reproduced, 1 not run here, audit rows: 1 reached only under the authors' code" in card
+    assert "| 000 | 1 | 0 | 0 | 0 | 0 | 1 | 0 | 0 | 1 | 0/0 | 3 |" in card
     assert verdicts(log.claims) == {"authors_mode_reaches_printed": AUDIT_VERDICT, "authors_mode_other": "not run",
                                     "printed": "reproduced"}  # fmt: skip
     assert AUDIT_VERDICT in VERDICT_MARKS  # figures can mark it
     finding = Finding("000", "authors", "audit", "The authors' code reaches it at ε 1e8.", "authors' code only",
                       True, ("authors_mode_*",), "runs")  # fmt: skip
     card = scorecard_markdown(log.to_rows(), findings=[finding])
-    assert "*audit: the authors' code exceeds the claimed ε* (changes a conclusion; 1 row)" in card
-    assert "| authors_mode_reaches_printed | True | True | audit holds |" in card
+    # an audit finding without a bound at a stated confidence is an estimate: it cannot change a conclusion
+    assert "*audit of the authors' code* (an estimate (no confidence bound); 1 row)" in card
+    assert "| authors_mode_reaches_printed | True | True | reached only under the authors' code |" in card
     specs = [spec(True, key="authors_mode_reaches_printed", source="audit"), spec(1.0, key="printed")]
     assert finding_problems([finding], specs, log.to_rows()) == []
     as_reproduced = dataclasses.replace(finding, kind="reproduced")

@@ -193,12 +193,15 @@ def _run(args: argparse.Namespace, stream: TextIO) -> int:
             write_errata(specs, figures_dir(), args.profile)
     except Exception as exc:  # reported below with exit 1: the summary line must always print
         problems.append(f"{type(exc).__name__}: {exc}")
-    counts = {s: sum(r.get("status") == s for r in rows) for s in claims_mod.STATUSES}
+    try:  # the one count (dpcore.verdicts.count_by_status), as SCORECARD / ERRATA / README count
+        counted = claims_mod.count_phrase(claims_mod._counts(rows)) or "none"
+    except ValueError as exc:
+        counted = f"not counted ({exc})"
     rel = os.path.relpath(out_figures, figures_dir().parent)
     print(
         f"summary: {len(results) - len(failed)} ok, {len(failed)} failed, "
         f"{time.perf_counter() - start:.1f} s; claims: "
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + counted
         + f"; {len(problems)} problem(s) ({rel}/claims.csv, {rel}/SCORECARD.md, {rel}/ERRATA.md)",
         file=stream,
         flush=True,

@@ -90,6 +90,11 @@ def claim_problems(
         if row.get("source") != spec.source:  # it decides how the row is counted (own checks apart)
             problems.append(f"{name}: source {row.get('source')} but the spec says {spec.source} (python -m "
                             "dpcore.restatus, or rerun its notebook)")
+        if spec.rule is not None:  # decided from the runs by dpcore.verdicts.decide (issue 50): its note says how
+            if status not in ("reproduced", "not-reproduced", "inconclusive", "not-run") or not str(
+                    row.get("note", "")).startswith("rule: "):  # fmt: skip
+                problems.append(f"{name}: status {status} of a rule-decided claim not written by ClaimsLog.decide")
+            continue
         ours = parse_value(row.get("our_value", ""), like=spec.value)
         # the notebook's data found the claim undecidable (ClaimsLog.check(..., inconclusive=reason)): its note says why
         expected = claims_mod.compute_status(spec, ours, inconclusive=claims_mod.is_undecided(row))
@@ -271,11 +276,14 @@ def check_claims(
         problems += claims_mod.explanation_problems(specs, notebooks)
     for problem in problems:
         print(f"claims: {problem}", file=stream)
-    counts = {s: sum(r["status"] == s for r in fresh) for s in claims_mod.STATUSES}
+    try:  # the one count (dpcore.verdicts.count_by_status)
+        counted = claims_mod.count_phrase(claims_mod._counts(fresh)) or "none"
+    except ValueError as exc:
+        counted = f"not counted ({exc})"
     verdict = "FAILED" if problems else "ok"
     print(
         f"check-claims {verdict}: {len(fresh)} fresh claims ("
-        + ", ".join(f"{v} {k}" for k, v in counts.items())
+        + counted
         + f") vs {len(committed)} committed in {committed_csv}; {len(problems)} problem(s)",
         file=stream,
         flush=True,

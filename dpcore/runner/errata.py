@@ -50,6 +50,8 @@ def _belongs(spec: ClaimSpec, finding: claims_mod.Finding, results: Mapping) -> 
         return False
     if finding.kind == "audit":
         return spec.source == "audit"
+    if finding.kind == "trained":  # a claim decided by the verdict rules (issue 50)
+        return spec.rule is not None
     why = spec.explanation
     if why is not None:
         return why.status == finding.kind
@@ -74,13 +76,12 @@ def errata_markdown(
         check_choice("profile", profile, PROFILES)
     specs = list(specs)
     findings = list(findings)
-    shown = [s for s in specs if s.explanation is not None or s.source == "audit" or _undecided(s, results)]
+    shown = [s for s in specs if s.explanation is not None or s.source == "audit" or s.rule is not None
+             or _undecided(s, results)]  # fmt: skip
     order = {p: i for i, p in enumerate(claims_mod.PAPERS)}
-    explained = [s for s in specs if s.explanation is not None]
-    kinds = {k: sum(s.explanation.status == k for s in explained) for k in claims_mod.EXPLAINED}  # type: ignore[union-attr]
-    audits = sum(s.source == "audit" for s in specs)
     first = next(iter(results), "")
     here = results.get(first, {})
+    counts = claims_mod._counts(here.values())  # the one count (dpcore.verdicts.count_by_status), by status
     lines = [
         "# Findings: where the papers and dpcore differ, by root cause",
         "",
@@ -88,9 +89,7 @@ def errata_markdown(
                 "(all rows); each finding's sentence leads `SCORECARD.md`. *erratum*: wrong by the paper's own "
                 "formulas; *not reproduced*: our runs miss the printed value at the printed ε; *inconclusive*: the "
                 "data cannot decide; *audit*: our checks of the authors' code. Rows: `key`: printed → ours. "
-                f"{len(explained)} explained claims: "
-                + ", ".join(f"{n} {k.replace('-', ' ')}" for k, n in kinds.items())
-                + "." + (f" {audits} audit rows." if audits else "")),
+                f"Rows of this profile: {claims_mod.count_phrase(counts)}."),
     ]
     def cells(spec: ClaimSpec) -> list[str]:
         why = spec.explanation
@@ -119,11 +118,10 @@ def errata_markdown(
 
     def audit_rows(finding: claims_mod.Finding, rows_of: list[ClaimSpec]) -> list[str]:  # how many hold, here
         ran = [s for s in rows_of if ran_here(s)]
-        held = sum(here[(s.paper, s.key)]["status"] == "reproduced" for s in ran)
-        failed = [f"`{s.key}`" for s in ran if here[(s.paper, s.key)]["status"] != "reproduced"]
+        statuses = [here[(s.paper, s.key)]["status"] for s in ran]
+        said = ", ".join(f"{statuses.count(k)} {claims_mod.VERDICT_WORDS.get(k, k)}" for k in dict.fromkeys(statuses))
         keys = ", ".join(f"`{k}`" for k in finding.keys)
-        return _lines(f"Rows {keys}: {held} of {len(ran)} run here hold" + (f" (not: {', '.join(failed)})" if failed
-                                                                            else "") + ".")
+        return _lines(f"Rows {keys}: of {len(ran)} run here, {said}.")
 
     def table(rows_of: list[ClaimSpec], shown: int = ROWS_SHOWN) -> list[str]:  # at most `shown`, those run here first
         rows_of = sorted(rows_of, key=lambda s: not ran_here(s))
@@ -136,20 +134,21 @@ def errata_markdown(
         lines += ["", f"## Paper {paper}"]
         covered: set[str] = set()
         elsewhere = []
-        for f in (f for f in findings if f.paper == paper and f.kind in (*claims_mod.EXPLAINED, "audit")):
+        for f in (f for f in findings if f.paper == paper and f.kind in (*claims_mod.EXPLAINED, "audit", "trained")):
             rows_of = [s for s in mine if _belongs(s, f, results)]
             covered.update(s.key for s in rows_of)
             if rows_of and not any(ran_here(s) for s in rows_of):
                 elsewhere.append(f.kind.replace("-", " "))
             if not rows_of or not any(ran_here(s) for s in rows_of):
                 continue
-            weight = "changes a conclusion" if f.conclusion else "cosmetic"
+            weight = f.weight_words
             plural = "s" * (len(rows_of) > 1)
-            lines += ["", f"### {f.kind.replace('-', ' ')}: {f.short}"]
+            label = claims_mod.finding_label(f, [here[(s.paper, s.key)] for s in rows_of if ran_here(s)])
+            lines += ["", f"### {label}: {f.short}"]
             lines += _lines(f"{weight.capitalize()}; {len(rows_of)} row{plural}; evidence: {f.evidence}.")
             if f.readings:
-                lines += _lines("Tried: " + "; ".join(f.readings) + f". Closest: {f.closest}. "
-                                f"Untested: {f.untested}.")  # fmt: skip
+                closest = f" Closest: {f.closest}." if f.closest else " Closest: computed per row (claims.csv note)."
+                lines += _lines("Tried: " + "; ".join(f.readings) + f".{closest} Untested: {f.untested}.")
             lines += audit_rows(f, rows_of) if f.kind == "audit" else table(rows_of, 1 if f.readings else ROWS_SHOWN)
         rest = [s for s in mine if s.key not in covered]
         if rest:

@@ -261,7 +261,7 @@ def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, com
     rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
     text = runner.errata_markdown(SPECS, {"quick": rows}, FINDINGS)
     assert "## Paper 000" in text and "Paper ref" not in text  # only specs with an explanation
-    assert "1 explained claims: 1 erratum, 0 not reproduced, 0 inconclusive." in text
+    assert "Rows of this profile: 1 of 2 reproduced, 1 erratum." in " ".join(text.split())  # the one count
     # grouped by finding: its short clause heads it, then its weight, row count and evidence, then its rows (the
     # finding's sentence leads SCORECARD.md); a finding's one row is inline
     head = text.index("### erratum: Table 8's row 3 is wrong\n")
@@ -297,9 +297,9 @@ def test_errata_shows_a_few_rows_per_finding_and_the_undecided_and_audit_rows(tm
     shown = [line for line in text.splitlines() if line.startswith("- `t.row")]
     assert len(shown) == runner.ROWS_SHOWN and "\n- … 3 more rows in claims.csv\n" in text
     assert "### inconclusive: the order is noise\n" in text and "- `t.order`: True → True (undecided)" in text
-    assert "### audit: reached only under the authors' code\n" in text
-    assert "Rows `t.authors`: 1 of 1 run here hold." in text
-    assert "6 explained claims: 6 erratum, 0 not reproduced, 0 inconclusive. 1 audit rows." in " ".join(text.split())
+    assert "### audit of the authors' code: reached only under the authors' code\n" in text
+    assert "Rows `t.authors`: of 1 run here, 1 reached only under the authors' code." in text
+    assert "audit rows: 1 reached only under the authors' code." in " ".join(text.split())
     # at another profile where none of a finding's rows ran, the finding is only counted
     other = runner.errata_markdown([*many, undecided, audit], {"paper": {}, "quick": rows}, findings)
     assert "### " not in other
@@ -407,7 +407,7 @@ def test_main_fails_on_a_differs_row_and_on_an_unreported_claim(repo, monkeypatc
     stream = io.StringIO()
     assert runner.main(["--nb", "aa/good"], stream=stream) == 1
     text = stream.getvalue()
-    assert "1 differs" in text and "ref/t.value: differs" in text
+    assert "**1 differ unexplained**" in text and "ref/t.value: differs" in text
     assert "aa/good: 1 of its claims not reported (not-run needs a row with the reason): ref/t.other" in text
 
 
