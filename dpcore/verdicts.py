@@ -69,6 +69,7 @@ __all__ = [
     "changes_conclusion",
     "clopper_pearson",
     "clopper_pearson_epsilon",
+    "control_from_records",
     "count_by_status",
     "count_phrase",
     "decide",
@@ -99,6 +100,9 @@ SPREAD_FACTOR = 2.0
 MIN_SEEDS = 3
 #: the gap (in the claim's unit; percentage points for Table-style accuracies) under which seeds are required
 FEW_SEEDS_GAP = 3.0
+#: a positive control holds when our mean is within max(2 published spreads, 2 of our seed spreads, this) points of
+#: the published value, at or below the published ε (:func:`control_from_records`)
+CONTROL_ATOL = 1.0
 #: relative change of a number that, by default, changes a conclusion (:func:`changes_conclusion`)
 CONCLUSION_REL = 0.1
 SCALES = ("full", "reduced")
@@ -113,7 +117,12 @@ class Run:
     is its distance from the decision boundary in the claim's unit); ``epsilon``: ε of the noise that ran under the
     paper's accounting (``inf`` for a non-private run); ``printed``: the algorithm as printed (not an ablation or a
     mode of the authors' code); ``setting``: what distinguishes runs of one reading besides the seed ("|S_b| = 512,
-    C = 20"); ``scale``: ``full`` or ``reduced``; ``source``: the result file.
+    C = 20"); ``scale``: ``full`` or ``reduced``; ``source``: the result file.  A run whose ``value`` (or ``margin``)
+    is a mean over ``trials`` independent trials (paper 001's figures: means over trials) carries its standard error
+    ``se`` (paired where the claim compares two curves of the same trials): alone in its group it stands for
+    ``trials`` seeds with that spread (rule 5 with the standard error in place of the seeds' standard deviation).
+    ``epsilon_printed``: where the paper prints a noise level rather than an ε, the ε of the printed noise level at
+    this run's setting (same accounting), which is then the printed level for this run (NaN: the rule's ``epsilon``).
     """
 
     name: str
@@ -126,8 +135,15 @@ class Run:
     scale: str = "full"
     source: str = ""
     margin: float = math.nan
+    se: float = math.nan
+    trials: int = 1
+    epsilon_printed: float = math.nan
 
     def __post_init__(self) -> None:
+        if not isinstance(self.trials, int) or self.trials < 1:
+            raise ValueError(f"trials must be an int >= 1, got {self.trials!r} ({self.name})")
+        if not isinstance(self.se, int | float) or self.se < 0:
+            raise ValueError(f"se must be a number >= 0 (NaN: none), got {self.se!r} ({self.name})")
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"name must be a non-empty string, got {self.name!r}")
         if not isinstance(self.reading, str) or not self.reading:
@@ -160,7 +176,8 @@ class Control:
 @dataclass(frozen=True)
 class TrainedRule:
     """How a trained claim is decided (declared in the paper's ``claims.py``): ``epsilon`` the printed privacy level
-    under ``accounting`` (the paper's own, named; ``inf`` for a non-private claim); ``pipeline`` the tag of the
+    under ``accounting`` (the paper's own, named; ``inf`` for a non-private claim; NaN where the paper prints a noise
+    level and each run carries the ε of that level at its setting, ``Run.epsilon_printed``); ``pipeline`` the tag of the
     positive control that must hold; ``stand_in`` a stand-in-data caveat ("" when the paper's data set is used);
     ``few_seeds_gap`` / ``min_seeds`` / ``spread_factor`` the seed requirements (:data:`FEW_SEEDS_GAP`, ...);
     ``open_settings`` what the paper leaves open (any value counts), for the note."""
@@ -175,8 +192,8 @@ class TrainedRule:
     open_settings: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.epsilon, int | float) or math.isnan(self.epsilon) or self.epsilon <= 0:
-            raise ValueError(f"epsilon must be a number in (0, inf], got {self.epsilon!r}")
+        if not isinstance(self.epsilon, int | float) or self.epsilon <= 0:  # NaN: per run (Run.epsilon_printed)
+            raise ValueError(f"epsilon must be a number in (0, inf] or NaN (per run), got {self.epsilon!r}")
         if not isinstance(self.accounting, str) or not self.accounting.strip():
             raise ValueError(f"accounting must name the paper's accounting, got {self.accounting!r}")
         if not isinstance(self.min_seeds, int) or self.min_seeds < 1:
@@ -187,10 +204,14 @@ class TrainedRule:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
 
     def at_level(self, run: Run) -> bool:
-        """Whether ``run`` is at or below the printed privacy level (rule 2)."""
-        if math.isinf(self.epsilon):
+        """Whether ``run`` is at or below the printed privacy level (rule 2): the run's ``epsilon_printed`` where
+        finite, else the rule's ``epsilon`` (NaN there and on the run: not at the level)."""
+        level = run.epsilon_printed if math.isfinite(run.epsilon_printed) else self.epsilon
+        if math.isnan(level):
+            return False
+        if math.isinf(level):
             return True
-        return run.epsilon <= self.epsilon * (1 + EPS_RTOL)
+        return run.epsilon <= level * (1 + EPS_RTOL)
 
 
 @dataclass(frozen=True)
@@ -203,6 +224,49 @@ class Verdict:
     note: str
     closest: Run | None = None
     failed: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _finite(value: object) -> float:
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return number
+
+
+def control_from_records(records: Iterable[Mapping], pipeline: str) -> Control | None:
+    """The positive control of ``pipeline`` from the rows of ``dpcore.papers.reference.controls.control_frame``
+    (issue 51; e.g. ``frame.to_dict("records")``): the rows whose ``pipelines`` text contains ``pipeline`` and that
+    ran (``seeds_done`` >= 1, not ``reduced``).  A row holds when our ε (``epsilon_training``) is at or below the
+    published one (``their_epsilon``, relative :data:`EPS_RTOL`) and our mean final accuracy is within
+    max(2 × published spread, 2 × our seed spread, :data:`CONTROL_ATOL`) points of the published value; the control
+    holds when some private row holds (a non-private row alone vouches for no private result).  None when no such
+    row ran (the verdict then says no control is committed)."""
+    if not isinstance(pipeline, str) or not pipeline:
+        raise ValueError(f"pipeline must be a non-empty string, got {pipeline!r}")
+    ran = []
+    for rec in records:
+        if pipeline not in str(rec.get("pipelines", "")) or bool(rec.get("reduced", False)):
+            continue
+        if not _finite(rec.get("seeds_done")) >= 1:
+            continue
+        ran.append(rec)
+    if not ran:
+        return None
+    said, held = [], []
+    for rec in ran:
+        theirs, ours = _finite(rec.get("their_epsilon")), _finite(rec.get("epsilon_training"))
+        published, mean = _finite(rec.get("published_pct")), _finite(rec.get("mean_final_pct"))
+        spread = [2 * x for x in (_finite(rec.get("published_spread_pct")), _finite(rec.get("std_final_pct")))
+                  if math.isfinite(x)]  # fmt: skip
+        tol = max([CONTROL_ATOL, *spread])
+        private = math.isfinite(theirs)
+        ok = private and ours <= theirs * (1 + EPS_RTOL) and abs(mean - published) <= tol
+        held.append(ok)
+        said.append(f"{rec.get('key')}: {mean:.2f} vs published {published:.2f} ± {tol:.2g} at ε {_eps(ours)} "
+                    f"(theirs {_eps(theirs)}){'' if ok else ' -- does not hold'}")  # fmt: skip
+    keys = ", ".join(str(r.get("claim_key") or r.get("key")) for r in ran)
+    return Control(keys, any(held), "; ".join(said))
 
 
 def _fmt(value: float | bool) -> str:
@@ -229,6 +293,9 @@ def _distance(run: Run, printed: float | bool) -> float:
 def _seed_stats(group: list[Run]) -> tuple[int, float, float]:
     """(seeds, mean, sample standard deviation; NaN with one seed) of numeric runs; bools give NaN mean/sd."""
     seeds = len({r.seed for r in group})
+    if len(group) == 1 and math.isfinite(group[0].se):  # a mean over trials with its standard error
+        run = group[0]
+        return run.trials, math.nan if isinstance(run.value, bool) else float(run.value), float(run.se)
     if any(isinstance(r.value, bool) for r in group):
         margins = [r.margin for r in group if math.isfinite(r.margin)]
         sd = statistics.stdev(margins) if len(margins) > 1 else math.nan
@@ -267,7 +334,8 @@ def decide(printed: float | bool, runs: Iterable[Run], rule: TrainedRule, *, ato
         best = min(beside, key=lambda r: _distance(r, printed))
         beside_note = (f"beside (another privacy level, never decides): {len(beside)} run(s), nearest "
                        f"{_describe(best)}")  # fmt: skip
-    level_note = f"printed level ε <= {_eps(rule.epsilon)} under {rule.accounting}"
+    printed_eps = _eps(rule.epsilon) if not math.isnan(rule.epsilon) else "that of the printed noise at each setting"
+    level_note = f"printed level ε <= {printed_eps} under {rule.accounting}"
     if not level:
         return Verdict("not-run", None, _join(f"no {scale} run at the {level_note}", beside_note, caveat))
     readings = sorted({r.reading for r in level})
@@ -284,6 +352,8 @@ def decide(printed: float | bool, runs: Iterable[Run], rule: TrainedRule, *, ato
     seeds, mean, sd = _seed_stats(group)
     spread = f"mean {mean:.4g} ± {sd:.2g} over {seeds} seed(s)" if math.isfinite(mean) and seeds > 1 else (
         f"{seeds} seed(s)")  # fmt: skip
+    if len(group) == 1 and math.isfinite(closest.se):
+        spread = f"a mean over {closest.trials} trials, standard error {closest.se:.2g}"
     failed: list[str] = []
     if gap <= tol:
         failed.append(f"only {closest.reading} (not the algorithm as printed) reaches it")

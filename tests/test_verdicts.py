@@ -20,6 +20,7 @@ from dpcore.verdicts import (
     changes_conclusion,
     clopper_pearson,
     clopper_pearson_epsilon,
+    control_from_records,
     count_by_status,
     count_phrase,
     decide,
@@ -203,3 +204,26 @@ def test_count_by_status_is_one_count():
     assert "1 of 3 reproduced" in text and "claim fails the audit" in text
     with pytest.raises(ValueError, match="status"):
         count_by_status([{"status": "bogus"}])
+
+
+def test_control_from_records():
+    base = {
+        "pipelines": "the trainer behind paper 003's MNIST grid",
+        "seeds_done": 3,
+        "reduced": False,
+        "published_pct": 97.09,
+        "published_spread_pct": 0.17,
+        "mean_final_pct": 96.8,
+        "std_final_pct": 0.1,
+        "epsilon_training": 6.8,
+        "their_epsilon": 6.86,
+        "key": "opacus_mnist/eps6.86",
+        "claim_key": "ref.c",
+    }
+    assert control_from_records([base], "paper 003's MNIST").holds
+    assert control_from_records([{**base, "mean_final_pct": 90.0}], "paper 003's MNIST").holds is False
+    assert control_from_records([{**base, "epsilon_training": 8.0}], "paper 003's MNIST").holds is False
+    assert control_from_records([{**base, "seeds_done": 0}], "paper 003's MNIST") is None
+    assert control_from_records([base], "paper 002") is None
+    nonprivate = {**base, "their_epsilon": float("inf"), "epsilon_training": float("inf")}
+    assert control_from_records([nonprivate], "paper 003's MNIST").holds is False
