@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from decimal import Decimal
 from pathlib import Path
 
@@ -108,14 +107,13 @@ RUN = ["--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5"]
          "--steps"),
     ],
 )  # fmt: skip
+@pytest.mark.timeout(120)  # a hang guard (issue 54: no wall-clock limit in a test)
 def test_bad_input_names_the_flag_without_a_traceback(argv, flag, capsys):
-    start = time.perf_counter()
     with pytest.raises(SystemExit) as info:
         main(argv)
     err = capsys.readouterr().err
     assert info.value.code == 2 and f"argument {flag}" in err
     assert "Traceback" not in err and "array(" not in err
-    assert time.perf_counter() - start < 5.0
 
 
 def test_extreme_but_valid_inputs_are_answered(capsys):

@@ -3,7 +3,6 @@
 import json
 import math
 import pickle
-import time
 
 import dp_accounting
 import numpy as np
@@ -177,11 +176,10 @@ def test_bad_calibration_input():
 
 @pytest.mark.parametrize("method", ["rdp", "pld"])
 @pytest.mark.parametrize("rtol", [1e-308, 1e-13, 0.0, 1.0, float("nan")])
+@pytest.mark.timeout(120)  # a hang guard: refused before any evaluation (issue 54: no time limit asserted)
 def test_calibration_refuses_an_unresolvable_rtol_at_once(method, rtol):
-    start = time.process_time()
     with pytest.raises(ValueError, match="rtol"):
         dpsgd_noise_multiplier(1.0, delta=1e-5, sample_rate=0.01, steps=100, method=method, rtol=rtol)
-    assert time.process_time() - start < 1.0
 
 
 @pytest.mark.parametrize("sigma", [1e308, 1e7, 1e-4, 1e-308, 5e-324])

@@ -1,6 +1,7 @@
-"""Errors a person can act on (issue 43): each a ValueError naming the parameter, raised within a second."""
+"""Errors a person can act on (issue 43): each a ValueError naming the parameter.
 
-import time
+How fast each refusal comes (the goal: within a second) is measured in ``benchmarks/latency.py``, not asserted here:
+a test must not depend on how busy the machine is (issue 54).  The module's timeout is a hang guard only."""
 
 import numpy as np
 import pytest
@@ -8,12 +9,12 @@ import pytest
 from dpcore.accounting import dpsgd, modelmix, rdp
 from dpcore.accounting.mixture import GaussianMixture
 
+pytestmark = pytest.mark.timeout(120)  # a hang guard: each refusal takes well under a second (benchmarks/latency.py)
+
 
 def _fast(fn, match):
-    start = time.perf_counter()
     with pytest.raises(ValueError, match=match) as info:
         fn()
-    assert time.perf_counter() - start < 1.0
     return str(info.value)
 
 

@@ -18,14 +18,16 @@ import pytest
 from dpcore.accounting import calibrate, fdp, gaussian, mixture, modelmix, pld, rdp, shuffled
 from dpcore.accounting.dpsgd import dpsgd_noise_multiplier
 
-LIMIT = 2.0  # seconds of CPU (issue 26 §3: "refuse or answer within a second or two")
+#: a hang guard in seconds of this process's CPU: ten times issue 26 §3's goal ("refuse or answer within a second or
+#: two"), which benchmarks/latency.py measures and reports (issue 54: a test asserts behaviour, not the machine's speed)
+LIMIT = 20.0
 
 
 def _timed(fn: Callable, *args, **kwargs):
-    """Call ``fn`` and assert it used less than ``LIMIT`` s of this process's CPU time.
+    """Call ``fn`` and assert it used less than ``LIMIT`` s of this process's CPU time (a hang guard).
 
     CPU time, not wall time: on a loaded 2-core CI machine (a training notebook beside this test) a 1.2 s call took
-    3.2 s of wall time.  CPU time still catches a call that computes too long.
+    3.2 s of wall time.  CPU time still catches a call that never ends.
     """
     start = time.process_time()
     try:

@@ -120,6 +120,7 @@ def test_nothing_works_names_dataset_file_mirror_url_and_remedy(tmp_path, dirs):
     assert "\n" not in text  # one line: the runner prints it whole
 
 
+@pytest.mark.timeout(25)  # DPCORE_DOWNLOAD_TIMEOUT ignored would wait its default 30 s: only that reaches this guard
 def test_a_silent_server_fails_fast(tmp_path, dirs, monkeypatch):
     cache, _ = dirs
     listener = socket.socket()
@@ -128,10 +129,8 @@ def test_a_silent_server_fails_fast(tmp_path, dirs, monkeypatch):
     url = f"http://127.0.0.1:{listener.getsockname()[1]}/table.csv"
     manifest = _manifest(tmp_path, {"table.csv": _entry(urls=[url])})
     monkeypatch.setenv("DPCORE_DOWNLOAD_TIMEOUT", "0.5")
-    start = time.perf_counter()
     with pytest.raises(DataError, match="timed out"):
         F.fetch("toy", "table.csv", root=cache, mirror=tmp_path / "none", manifest=manifest)
-    assert time.perf_counter() - start < 10
     listener.close()
 
 

@@ -106,11 +106,10 @@ def test_typed_epochs_are_used_or_refused_never_clamped():
     assert "dpcore-error" in explorer.readout.value
 
 
-def test_an_update_at_the_defaults_takes_under_a_second():
+@pytest.mark.timeout(300)  # a hang guard; the goal, an update under a second, is benchmarks/latency.py's (issue 54)
+def test_updates_at_the_defaults_are_answered_and_timed():
     explorer = dpsgd.build()  # the first update warms the caches (one-step PLD, RDP curve)
-    seconds = []
     for sigma in (1.2, 1.3):
         explorer.set(sigma=sigma)
         assert not explorer.error
-        seconds.append(explorer.last_seconds)
-    assert min(seconds) < 1.0, seconds  # the best of two: a loaded CI machine stalls at times
+        assert explorer.last_seconds > 0  # measured and shown; never compared with a limit here

@@ -1,7 +1,6 @@
 """dpcore.training.config: TrainConfig refuses a bad device or step size at construction, naming the field."""
 
 import math
-import time
 
 import pytest
 
@@ -25,10 +24,8 @@ BASE = dict(sampling="poisson", batch_size=10, steps=5, clipping="individual", c
     ],
 )
 def test_bad_fields_are_refused_at_construction(changes, name):
-    start = time.perf_counter()
     with pytest.raises(ValueError, match=name):
         TrainConfig(**{**BASE, **changes})
-    assert time.perf_counter() - start < 1.0
 
 
 @pytest.mark.parametrize("device", ["auto", "cpu", "cuda", "cuda:1", "mps"])
