@@ -1,15 +1,23 @@
-"""ISRL-DP silos on Flower: each silo a Flower client, the server a Flower strategy (optional extra ``scale``).
+"""ISRL-DP silos on Flower's Message API: a ClientApp per silo, a ServerApp main loop (optional extra ``scale``).
 
-Noisy ISRL-DP MB-SGD (Lowy & Razaviyayn, ICLR 2023, Algorithm 2) with real message passing:
+Noisy ISRL-DP MB-SGD (Lowy & Razaviyayn, ICLR 2023, Algorithm 2) with real message passing, in the terms of
+Flower's Message API (``flwr.app``: ``Message``, ``RecordDict``, ``ArrayRecord``, ``ConfigRecord``; Flower's
+"Upgrade to Message API" guide):
 
-* :class:`SiloClient` holds one silo's records (and nothing else).  Asked for round r at model w_r it
-  draws K_i of its records with replacement and sends (1/K_i) Σ_j clip(∇f(w_r, x_j)) + u_i with
-  u_i ~ N(0, σ_i² I) -- the same computation as :meth:`dpcore.federated.silos.SiloPool.mb_sgd_messages`,
-  on a one-silo pool.  The noise is added inside the client, before the message leaves it (ISRL-DP,
-  Def. 2); the clean gradient never leaves :meth:`SiloClient.fit`.
-* :class:`IsrlStrategy` is the server: each round it picks M of the N silos uniformly at random
-  (Assumption 1.4), averages the M messages it receives and steps w_{r+1} = w_r − η (1/M) Σ_i g̃_i;
-  the output is the mean of the last ``window`` iterates (as :func:`dpcore.federated.algorithms.mb_sgd`).
+* A silo (:func:`silo_train`, the ``train`` handler of :data:`dpcore.federated.flower_app.client_app`) holds one
+  silo's records and nothing else.  Asked for round r at model w_r (ArrayRecord ``model``, ConfigRecord
+  ``config.round``) it draws K_i of its records with replacement and replies with
+  (1/K_i) Σ_j clip(∇f(w_r, x_j)) + u_i, u_i ~ N(0, σ_i² I) -- the computation of
+  :meth:`dpcore.federated.silos.SiloPool.mb_sgd_messages` on a one-silo pool -- as ArrayRecord ``update``, with its
+  run record in ConfigRecord ``silo``.  The noise is added inside the silo, before anything leaves it (ISRL-DP,
+  Def. 2).  The silo keeps a ledger of the rounds it trained in Flower's per-node ``Context.state`` and refuses a
+  round outside 1..R or one it already trained.
+* The server (:func:`run_server`, the main loop of :data:`dpcore.federated.flower_app.server_app`) asks every
+  SuperNode which silo it holds (``query.describe``), then each round picks M of the N silos uniformly at random
+  (Assumption 1.4), checks each reply (:func:`read_update`: a malformed one is refused naming the field), averages
+  the accepted messages and steps w_{r+1} = w_r − η · mean; the output is the mean of the last ``window`` iterates
+  (as :func:`dpcore.federated.algorithms.mb_sgd`).  Its :class:`FederatedResult` keeps every round: the silos
+  asked, answered, lost or refused, the model sent and every message received.
 
 Randomness.  Silo i's minibatch and noise in round r come from its own generators, seeded with
 ``derive_seed(seed, "silo", i, "round", r)``; nothing is shared between silos.  :class:`PerSiloPool`
@@ -22,24 +30,28 @@ Run records.  Each silo keeps the :class:`~dpcore.accounting.run_record.RunRecor
 (:func:`silo_record`: its n_i, K_i draws with replacement per round, σ_i, clip norm or Lipschitz bound,
 R rounds, data provenance), built by the same code as the in-process algorithm's records
 (:func:`dpcore.federated.records.silo_records`), so a Flower run and ``mb_sgd(..., return_records=True)``
-give equal records.  A silo answers at most ``spec.rounds`` rounds (the R its σ_i is calibrated for);
-after the last round the server asks every silo for its record.
+give equal records.  It sends it before round 1 and with every update.  A silo that was asked in a round has spent
+it whether or not its update arrived: :meth:`FederatedResult.spent_records` counts every round a silo was asked in.
 
-Engines: :func:`simulate` runs the N clients and the server under Flower's simulation engine (Ray,
-in this process, started by :func:`dpcore.experiments.ray_backend.start_local_ray`); :func:`serve` and
-:func:`connect` run the server and each silo as separate processes (or machines) over gRPC;
-``python -m dpcore.papers.p001_isrl.flower_insurance server|silo ...`` does so from a shell for paper
-001's insurance silos (see the README).  ``flwr`` is imported inside the functions that need it.
+Where the silos come from: the run config names a *silo source* (:data:`SILO_SOURCE`, ``"module:function"``,
+:func:`load_federation`), e.g. paper 001's insurance silos
+(:func:`dpcore.papers.p001_isrl.flower_insurance.silos_from_config`); a SuperNode's node config ``partition-id``
+says which silo it holds.  :mod:`dpcore.federated.flower_app` holds the ``ClientApp`` and ``ServerApp``;
+:mod:`dpcore.federated.flower_loopback` starts a SuperLink and SuperNodes on 127.0.0.1 and runs ``flwr run``
+(simulation and deployment runtimes); the app project is ``flower/isrl-insurance/`` (see the README).
+``flwr`` is imported inside the functions that need it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import math
-import os
-import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -60,11 +72,24 @@ __all__ = [
     "silo_message",
     "silo_record",
     "in_process",
-    "make_client",
-    "make_strategy",
-    "simulate",
-    "serve",
-    "connect",
+    "TRAIN",
+    "DESCRIBE",
+    "SILO_SOURCE",
+    "FederationError",
+    "MalformedReply",
+    "train_instruction",
+    "silo_train",
+    "silo_ledger",
+    "silo_description",
+    "read_update",
+    "read_description",
+    "RoundLog",
+    "FederatedResult",
+    "write_result",
+    "read_result",
+    "run_server",
+    "load_federation",
+    "silo_of",
 ]
 
 
@@ -188,8 +213,9 @@ class PerSiloPool(SiloPool):
         self._base_seed = int(seed)
         self._round = 0
 
-    def mb_sgd_messages(self, models, *, trial_of_stream, participants, batch_size, noise_std, clip=None,
-                        clip_scope="example"):
+    def mb_sgd_messages(
+        self, models, *, trial_of_stream, participants, batch_size, noise_std, clip=None, clip_scope="example"
+    ):
         if models.shape[0] != 1 or models.shape[1] != 1 or self.num_trials != 1:
             raise ValueError("PerSiloPool runs one trial, one stream and one configuration")
         out = []
@@ -197,8 +223,13 @@ class PerSiloPool(SiloPool):
             super().reset_randomness(round_seed(self._base_seed, i, self._round))
             out.append(
                 super().mb_sgd_messages(
-                    models, trial_of_stream=trial_of_stream, participants=torch.tensor([[i]]), batch_size=batch_size,
-                    noise_std=noise_std, clip=clip, clip_scope=clip_scope,
+                    models,
+                    trial_of_stream=trial_of_stream,
+                    participants=torch.tensor([[i]]),
+                    batch_size=batch_size,
+                    noise_std=noise_std,
+                    clip=clip,
+                    clip_scope=clip_scope,
                 )  # fmt: skip
             )
         self._round += 1
@@ -248,188 +279,436 @@ def in_process(silos: Sequence[SiloSpec], plan: IsrlPlan, *, return_records: boo
     return out[0, 0].numpy()
 
 
-# --------------------------------------------------------------------------- Flower side
+# --------------------------------------------------------------------------- the messages (Flower's Message API)
+
+#: The server's instruction to a silo for one round (Flower's ``train`` message type).
+TRAIN = "train"
+#: The server's question to every SuperNode before round 1: which silo it holds, and that silo's run record.
+DESCRIBE = "query.describe"
+#: Default limits (seconds): for the N SuperNodes to connect, and for each round's replies.
+CONNECT_TIMEOUT_S = 120.0
+ROUND_TIMEOUT_S = 300.0
+#: The key of a silo's ledger in Flower's per-node ``Context.state`` (the rounds it has trained).
+LEDGER = "dpcore-silo-ledger"
+# Flower's error codes (flwr.common.constant.ErrorCode) that mean the reply never came: the node was gone, the
+# message or its reply expired, or the ClientApp process died
+_LOST_CODES = {3: "message unavailable", 4: "reply unavailable", 5: "node unavailable", 8: "ClientApp crashed"}
 
 
-def make_client(spec: SiloSpec, seed: int) -> Any:
-    """A Flower ``Client`` for silo ``spec``: answers ``fit`` with its noised message only (rounds 1..R only,
-    R = ``spec.rounds``), and ``get_properties`` with its index and, when asked (``{"record": True}``), its
-    run record (:func:`silo_record`) as JSON."""
-    from flwr.client import NumPyClient
-
-    pool = _one_silo_pool(spec)
-
-    class SiloClient(NumPyClient):
-        def get_properties(self, config):
-            props: dict[str, Any] = {"silo": int(spec.index)}
-            if config.get("record"):
-                props["record"] = json.dumps(silo_record(spec).to_dict())
-            return props
-
-        def fit(self, parameters, config):
-            round_ = int(config["round"])
-            if not 1 <= round_ <= spec.rounds:
-                raise ValueError(f"silo {spec.index}: round must be in [1, {spec.rounds}] (σ is calibrated for "
-                                 f"{spec.rounds} rounds), got {round_}")  # fmt: skip
-            message = silo_message(pool, spec, parameters[0], seed=seed, round_index=round_ - 1)
-            return [message], int(spec.batch_size), {"silo": int(spec.index)}
-
-    return SiloClient().to_client()
+class FederationError(RuntimeError):
+    """The federation cannot run: SuperNodes missing after the time limit, two SuperNodes holding one silo, a silo
+    calibrated for another number of rounds, a run that failed or produced no result."""
 
 
-def make_strategy(plan: IsrlPlan, *, observer=None) -> Any:
-    """The server of Noisy ISRL-DP MB-SGD as a Flower ``Strategy``; ``observer(round, silo, model, message)``
-    sees every message as it arrives, with the model the round sent (a test hook).  After the run
-    ``strategy.output`` is the model [k, d] and ``strategy.records`` the silos' run records
-    ``{(0, silo): RunRecord}`` (asked from every silo after the last round, as ``algorithms.mb_sgd`` keys them)."""
-    from flwr.common import FitIns, GetPropertiesIns, ndarrays_to_parameters, parameters_to_ndarrays
-    from flwr.server.strategy import Strategy
+class MalformedReply(ValueError):
+    """A silo's reply the server refuses; the message names the field (``update.update``, ``silo.round``, ...)."""
 
+
+def _flwr_app() -> Any:
+    try:
+        import flwr.app
+    except ImportError as err:  # the optional extra
+        raise ImportError("dpcore.federated.flower needs flwr: pip install -e '.[scale]'") from err
+    return flwr.app
+
+
+def _record_json(spec: SiloSpec) -> str:
+    return json.dumps(silo_record(spec).to_dict(), sort_keys=True)
+
+
+def train_instruction(model: np.ndarray, round_: int) -> Any:
+    """The content of round ``round_``'s ``train`` message: ArrayRecord ``model`` (array ``model``, [k, d], float32)
+    and ConfigRecord ``config`` (``round``, 1-based)."""
+    app = _flwr_app()
+    array = app.Array(np.ascontiguousarray(model, dtype=np.float32))
+    return app.RecordDict(
+        {"model": app.ArrayRecord({"model": array}), "config": app.ConfigRecord({"round": int(round_)})}
+    )
+
+
+def _field(content: Any, record: str, key: str, where: str) -> Any:
+    records = {"model": content.array_records, "update": content.array_records}.get(record, content.config_records)
+    if record not in records:
+        raise MalformedReply(f"{where}: field '{record}' is missing")
+    if key not in records[record]:
+        raise MalformedReply(f"{where}: field '{record}.{key}' is missing")
+    return records[record][key]
+
+
+def _int_field(content: Any, record: str, key: str, where: str) -> int:
+    value = _field(content, record, key, where)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MalformedReply(f"{where}: field '{record}.{key}' must be an integer, got {value!r}")
+    return int(value)
+
+
+def _array_field(content: Any, record: str, key: str, where: str, shape: tuple[int, ...]) -> np.ndarray:
+    array = _field(content, record, key, where)
+    try:
+        value = array.numpy()
+    except (AttributeError, ValueError, TypeError) as err:
+        raise MalformedReply(f"{where}: field '{record}.{key}' is not a numpy array: {err}") from err
+    if value.dtype != np.float32 or value.shape != shape:
+        raise MalformedReply(f"{where}: field '{record}.{key}' must be float32 of shape {shape}, "
+                             f"got {value.dtype} of shape {value.shape}")  # fmt: skip
+    if not np.all(np.isfinite(value)):
+        raise MalformedReply(f"{where}: field '{record}.{key}' has non-finite entries")
+    return value
+
+
+def _record_field(content: Any, where: str, rounds: int) -> RunRecord:
+    text = _field(content, "silo", "record", where)
+    try:
+        record = RunRecord.from_dict(json.loads(text))
+    except (TypeError, ValueError) as err:  # json.JSONDecodeError is a ValueError
+        raise MalformedReply(f"{where}: field 'silo.record' is not a run record: {err}") from err
+    if record.steps != rounds:
+        raise MalformedReply(f"{where}: field 'silo.record' counts {record.steps} rounds, the plan runs {rounds}")
+    return record
+
+
+def silo_ledger(state: Any) -> list[int]:
+    """The rounds silo has trained so far, from its ``Context.state`` (kept by its SuperNode between messages)."""
+    if LEDGER not in state.config_records:
+        return []
+    return [int(r) for r in state.config_records[LEDGER]["rounds"]]
+
+
+def silo_train(spec: SiloSpec, seed: int, content: Any, state: Any) -> Any:
+    """Silo ``spec``'s reply to a ``train`` message (content ``content``, see :func:`train_instruction`).
+
+    The noised MB-SGD message of Algorithm 2 at the model sent, for the round asked (:func:`silo_message`, with the
+    silo's own generators), as ArrayRecord ``update`` (array ``update``), and ConfigRecord ``silo`` with its
+    ``index``, the ``round``, ``rounds-trained`` (its ledger's length) and its ``record`` (:func:`silo_record` as
+    JSON).  Refused with ``ValueError`` naming the field: a round outside 1..R (its σ is calibrated for R rounds), a
+    round it has already trained (a replay would spend its ε twice), a model of the wrong shape or not finite.  The
+    round enters the ledger (``state``, Flower's per-node ``Context.state``) before the message is computed: a silo
+    that trained has spent the round whether or not its reply arrives.
+    """
+    app = _flwr_app()
+    where = f"silo {spec.index}"
+    round_ = _int_field(content, "config", "round", where)
+    if not 1 <= round_ <= spec.rounds:
+        raise ValueError(f"{where}: config.round must be in [1, {spec.rounds}] (σ is calibrated for {spec.rounds} "
+                         f"rounds), got {round_}")  # fmt: skip
+    trained = silo_ledger(state)
+    if round_ in trained:
+        raise ValueError(f"{where}: config.round {round_} was already trained (a replay would spend its ε twice)")
+    model = _array_field(content, "model", "model", where, (spec.num_outputs, spec.features.shape[1]))
+    trained.append(round_)
+    state[LEDGER] = app.ConfigRecord({"rounds": trained})
+    message = silo_message(_one_silo_pool(spec), spec, model, seed=seed, round_index=round_ - 1)
+    silo = {"index": int(spec.index), "round": round_, "rounds-trained": len(trained), "record": _record_json(spec)}
+    return app.RecordDict({"update": app.ArrayRecord({"update": app.Array(message)}), "silo": app.ConfigRecord(silo)})
+
+
+def silo_description(spec: SiloSpec) -> Any:
+    """Silo ``spec``'s reply to the ``query.describe`` message: ConfigRecord ``silo`` with its ``index``, the
+    ``rounds`` R its σ is calibrated for and its ``record`` (:func:`silo_record` as JSON)."""
+    app = _flwr_app()
+    silo = {"index": int(spec.index), "rounds": int(spec.rounds), "record": _record_json(spec)}
+    return app.RecordDict({"silo": app.ConfigRecord(silo)})
+
+
+def read_update(content: Any, *, silo: int, round_: int, plan: IsrlPlan, record: RunRecord) -> np.ndarray:
+    """The server's check of silo ``silo``'s reply in round ``round_``: its noised message [k, d].
+
+    Raises :class:`MalformedReply` naming the field when the reply lacks ArrayRecord ``update`` or ConfigRecord
+    ``silo``, when the update is not float32 [k, d] or not finite, when ``silo.index`` or ``silo.round`` is not the
+    silo and round asked, or when ``silo.record`` is not the run record the silo sent before round 1 (``record``).
+    """
+    where = f"silo {silo}, round {round_}"
+    update = _array_field(content, "update", "update", where, (plan.num_outputs, plan.dim))
+    if (index := _int_field(content, "silo", "index", where)) != silo:
+        raise MalformedReply(f"{where}: field 'silo.index' is {index}, the message went to silo {silo}")
+    if (answered := _int_field(content, "silo", "round", where)) != round_:
+        raise MalformedReply(f"{where}: field 'silo.round' is {answered}, the message asked for round {round_}")
+    if not 1 <= (trained := _int_field(content, "silo", "rounds-trained", where)) <= plan.rounds:
+        raise MalformedReply(f"{where}: field 'silo.rounds-trained' must be in [1, {plan.rounds}], got {trained}")
+    if _record_field(content, where, plan.rounds) != record:
+        raise MalformedReply(f"{where}: field 'silo.record' differs from the record the silo sent before round 1")
+    return update
+
+
+def read_description(content: Any, *, node: int, plan: IsrlPlan) -> tuple[int, RunRecord]:
+    """The server's check of a ``query.describe`` reply from node ``node``: (silo index, its run record).  Raises
+    :class:`MalformedReply` naming the field (``silo.index`` outside 0..N-1, ``silo.rounds`` other than R, ...)."""
+    where = f"node {node}"
+    index = _int_field(content, "silo", "index", where)
+    if not 0 <= index < plan.num_silos:
+        raise MalformedReply(f"{where}: field 'silo.index' must be in [0, {plan.num_silos - 1}], got {index}")
+    if (rounds := _int_field(content, "silo", "rounds", where)) != plan.rounds:
+        raise MalformedReply(f"{where}: field 'silo.rounds' is {rounds} (the rounds silo {index}'s σ is calibrated "
+                             f"for), the plan runs {plan.rounds}")  # fmt: skip
+    return index, _record_field(content, where, plan.rounds)
+
+
+# --------------------------------------------------------------------------- the server's record of a run
+
+
+@dataclass(frozen=True)
+class RoundLog:
+    """What the server sent and received in one round: the silos ``asked`` (the M sampled), those whose update
+    was used (``answered``), those whose reply never came (``lost``: silo -> why) or was refused (``refused``:
+    silo -> the field or the silo's error), the ``model`` sent and every accepted ``messages`` (silo -> [k, d])."""
+
+    round: int
+    asked: tuple[int, ...]
+    answered: tuple[int, ...]
+    lost: dict[int, str]
+    refused: dict[int, str]
+    model: np.ndarray
+    messages: dict[int, np.ndarray]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "round": self.round, "asked": list(self.asked), "answered": list(self.answered),
+            "lost": {str(k): v for k, v in self.lost.items()}, "refused": {str(k): v for k, v in self.refused.items()},
+            "model": self.model.tolist(), "messages": {str(k): v.tolist() for k, v in self.messages.items()},
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RoundLog:
+        return cls(
+            int(d["round"]), tuple(d["asked"]), tuple(d["answered"]), {int(k): v for k, v in d["lost"].items()},
+            {int(k): v for k, v in d["refused"].items()}, np.asarray(d["model"], np.float32),
+            {int(k): np.asarray(v, np.float32) for k, v in d["messages"].items()},
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FederatedResult:
+    """A Flower run of Noisy ISRL-DP MB-SGD as the server saw it.
+
+    ``model``: the output [k, d] (mean of the last ``plan.window`` iterates); ``records``: each silo's run record
+    ``{(0, silo): RunRecord}`` as it sent it before round 1 (R rounds: what its σ is calibrated for, the record
+    ``algorithms.mb_sgd(..., return_records=True)`` gives); ``rounds``: one :class:`RoundLog` per round.
+    """
+
+    model: np.ndarray
+    records: dict[tuple[int, int], RunRecord]
+    rounds: tuple[RoundLog, ...]
+    plan: IsrlPlan
+
+    def asked(self, silo: int) -> list[int]:
+        """The rounds silo ``silo`` was asked to train in."""
+        return [r.round for r in self.rounds if silo in r.asked]
+
+    def used(self, silo: int) -> list[int]:
+        """The rounds whose average includes silo ``silo``'s update."""
+        return [r.round for r in self.rounds if silo in r.answered]
+
+    def spent_records(self) -> dict[int, RunRecord]:
+        """Silo -> the run record of what it spent: one step per round it was asked in, whether or not its update
+        arrived or was used (a silo that trained has spent the round; one that refused before training is counted
+        too, an upper bound).  Silos never asked are absent."""
+        return {s: rec.replace(steps=len(self.asked(s))) for (_c, s), rec in sorted(self.records.items())
+                if self.asked(s)}  # fmt: skip
+
+    def observed(self) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+        """Every accepted message as (round, silo, model sent, message): all the server ever saw of the silos."""
+        return [(r.round, s, r.model, m) for r in self.rounds for s, m in sorted(r.messages.items())]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model.tolist(), "plan": dataclasses.asdict(self.plan),
+            "records": {str(s): rec.to_dict() for (_c, s), rec in sorted(self.records.items())},
+            "rounds": [r.to_dict() for r in self.rounds],
+        }  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> FederatedResult:
+        return cls(
+            np.asarray(d["model"], np.float32), {(0, int(s)): RunRecord.from_dict(r) for s, r in d["records"].items()},
+            tuple(RoundLog.from_dict(r) for r in d["rounds"]), IsrlPlan(**d["plan"]),
+        )  # fmt: skip
+
+
+RESULT_FILE = "result.json"
+
+
+def write_result(out_dir: str | Path, result: FederatedResult | BaseException) -> Path:
+    """Write ``result`` (or the error that ended the run) to ``out_dir``/result.json; returns the path."""
+    path = Path(out_dir) / RESULT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(result, BaseException):
+        body: dict[str, Any] = {"error": f"{type(result).__name__}: {result}"}
+    else:
+        body = result.to_dict()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(body) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def read_result(out_dir: str | Path) -> FederatedResult:
+    """The result the ServerApp wrote to ``out_dir``; raises :class:`FederationError` with the run's error when it
+    failed, or when there is no result."""
+    path = Path(out_dir) / RESULT_FILE
+    if not path.is_file():
+        raise FederationError(f"the ServerApp wrote no result to {path}")
+    body = json.loads(path.read_text())
+    if "error" in body:
+        raise FederationError(body["error"])
+    return FederatedResult.from_dict(body)
+
+
+# --------------------------------------------------------------------------- the server's main loop
+
+
+def _send(grid: Any, contents: dict[int, Any], message_type: str, group: str, timeout: float) -> dict[int, Any]:
+    """Send ``contents[node]`` to each node; node -> its reply (absent: none within ``timeout`` seconds)."""
+    app = _flwr_app()
+    messages = [app.Message(content, dst_node_id=int(node), message_type=message_type, group_id=group, ttl=timeout)
+                for node, content in contents.items()]  # fmt: skip
+    replies: dict[int, Any] = {}
+    received = list(grid.send_and_receive(messages, timeout=timeout))
+    # the grid sets each message's id when it pushes it; an error reply of the SuperLink itself (node unavailable,
+    # message expired) comes from the SuperLink's node id, so replies are matched by the message they answer
+    node_of = {m.metadata.message_id: int(m.metadata.dst_node_id) for m in messages}
+    for reply in received:
+        node = node_of.get(reply.metadata.reply_to_message_id)
+        if node is not None:
+            replies.setdefault(node, reply)
+    return replies
+
+
+def _wait_for_nodes(grid: Any, count: int, timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while len(nodes := sorted(int(n) for n in grid.get_node_ids())) < count and time.monotonic() < deadline:
+        time.sleep(0.25)
+    return nodes
+
+
+def _describe(grid: Any, nodes: list[int], plan: IsrlPlan, timeout: float) -> dict[int, tuple[int, RunRecord]]:
+    """node -> (silo, record) for the nodes that answered ``query.describe``; refuses two nodes with one silo."""
+    replies = _send(grid, {n: _flwr_app().RecordDict() for n in nodes}, DESCRIBE, "describe", timeout)
+    out: dict[int, tuple[int, RunRecord]] = {}
+    for node, reply in sorted(replies.items()):
+        if reply.has_error():
+            raise FederationError(f"node {node} refused query.describe: {reply.error.reason}")
+        out[node] = read_description(reply.content, node=node, plan=plan)
+    silos = [s for s, _r in out.values()]
+    if len(set(silos)) != len(silos):
+        twice = sorted({s for s in silos if silos.count(s) > 1})
+        raise FederationError(f"silos {twice} are each held by several SuperNodes (check their partition-id)")
+    return out
+
+
+def run_server(
+    grid: Any, plan: IsrlPlan, *, connect_timeout: float = CONNECT_TIMEOUT_S, round_timeout: float = ROUND_TIMEOUT_S,
+    log: Callable[[str], None] | None = None,
+) -> FederatedResult:  # fmt: skip
+    """The server of Noisy ISRL-DP MB-SGD (Lowy & Razaviyayn, Algorithm 2) on a Flower ``Grid``.
+
+    Waits up to ``connect_timeout`` seconds for ``plan.num_silos`` SuperNodes, asks each which silo it holds
+    (``query.describe``: its index and run record), then for r = 1..R samples M of the N silos uniformly
+    (:func:`dpcore.federated.algorithms.participants`, generator seeded ``plan.seed + 1`` as ``mb_sgd``), sends each
+    the model w_r (:func:`train_instruction`), waits up to ``round_timeout`` seconds, and steps
+    w_{r+1} = w_r − η · mean of the accepted messages.  With every silo answering this is ``algorithms.mb_sgd`` on
+    :class:`PerSiloPool` (:func:`in_process`), to float rounding.  A silo whose reply does not come in time, or is
+    refused (:func:`read_update`; or the silo raised), is left out of that round's mean and logged
+    (:class:`RoundLog`); the round counts against its budget all the same (:meth:`FederatedResult.spent_records`).
+    Raises :class:`FederationError` when SuperNodes are missing after ``connect_timeout`` (naming the silos that
+    never connected), when a SuperNode does not describe itself, or when no silo's update arrives in a round.
+    """
     from dpcore.federated.algorithms import participants
 
-    class IsrlStrategy(Strategy):
-        def __init__(self) -> None:
-            self.w = torch.zeros((plan.num_outputs, plan.dim), dtype=torch.float32)
-            self.server = torch.Generator().manual_seed(int(plan.seed) + 1)  # as algorithms.mb_sgd
-            first = max(0, plan.rounds + 1 - plan.window)
-            self.first = first
-            self.total = self.w.clone() if first == 0 else torch.zeros_like(self.w)
-            self.count = 1 if first == 0 else 0
-            self.silo_of: dict[str, int] = {}
-            self.output: np.ndarray | None = None
-            self.records: dict[tuple[int, int], RunRecord] | None = None
+    say = log or (lambda _line: None)
+    if not connect_timeout > 0 or not round_timeout > 0:
+        raise ValueError(f"connect_timeout and round_timeout must be > 0, got {connect_timeout}, {round_timeout}")
+    nodes = _wait_for_nodes(grid, plan.num_silos, connect_timeout)
+    if len(nodes) < plan.num_silos:
+        seen = _describe(grid, nodes, plan, min(round_timeout, connect_timeout)) if nodes else {}
+        missing = sorted(set(range(plan.num_silos)) - {s for s, _r in seen.values()})
+        raise FederationError(
+            f"{len(nodes)} of {plan.num_silos} SuperNodes connected within {connect_timeout:g} s: silos {missing} "
+            f"never connected (each silo's SuperNode runs with --node-config 'partition-id=<silo>')"
+        )
+    described = _describe(grid, nodes, plan, round_timeout)
+    silent = sorted(set(nodes) - set(described))
+    node_of = {silo: node for node, (silo, _rec) in described.items()}
+    missing = sorted(set(range(plan.num_silos)) - set(node_of))
+    if silent or missing:
+        raise FederationError(f"nodes {silent} did not answer query.describe within {round_timeout:g} s; "
+                              f"silos {missing} unaccounted for")  # fmt: skip
+    records = {(0, silo): described[node][1] for silo, node in sorted(node_of.items())}
+    say(f"silos -> SuperNodes: {dict(sorted(node_of.items()))}")
 
-        def initialize_parameters(self, client_manager):
-            return ndarrays_to_parameters([self.w.numpy()])
-
-        def _map(self, client_manager) -> dict[int, Any]:
-            client_manager.wait_for(plan.num_silos, timeout=120)
-            proxies = client_manager.all()
-            for cid, proxy in proxies.items():
-                if cid not in self.silo_of:
-                    res = proxy.get_properties(GetPropertiesIns({}), timeout=120, group_id=None)
-                    self.silo_of[cid] = int(res.properties["silo"])
-            by_silo = {self.silo_of[cid]: proxy for cid, proxy in proxies.items()}
-            if sorted(by_silo) != list(range(plan.num_silos)):
-                raise ValueError(f"expected silos 0..{plan.num_silos - 1}, got {sorted(by_silo)}")
-            return by_silo
-
-        def configure_fit(self, server_round, parameters, client_manager):
-            by_silo = self.by_silo = self._map(client_manager)
-            chosen = participants(self.server, 1, plan.num_silos, plan.silos_per_round)[0].tolist()
-            self.chosen = chosen
-            ins = FitIns(ndarrays_to_parameters([self.w.numpy()]), {"round": int(server_round)})
-            return [(by_silo[i], ins) for i in chosen]
-
-        def aggregate_fit(self, server_round, results, failures):
-            if failures:
-                raise RuntimeError(f"round {server_round}: {len(failures)} silos failed: {failures[:1]}")
-            got = {}
-            for _proxy, res in results:
-                silo = int(res.metrics["silo"])
-                msg = parameters_to_ndarrays(res.parameters)[0]
-                if observer is not None:
-                    observer(server_round, silo, self.w.numpy().copy(), msg.copy())
-                got[silo] = torch.as_tensor(msg)
-            messages = torch.stack([got[i] for i in self.chosen])[None, :, None]  # [1, M, 1, k, d]
-            step = torch.tensor([plan.stepsize], dtype=torch.float64).to(torch.float32)[None, :, None, None]
-            self.w = (self.w[None, None] - step * messages.mean(dim=1))[0, 0]
-            if server_round >= self.first:
-                self.total += self.w
-                self.count += 1
-            if server_round == plan.rounds:
-                self.output = (self.total / self.count).numpy()
-                self.records = self._records()
-            return ndarrays_to_parameters([self.w.numpy()]), {}
-
-        def _records(self) -> dict[tuple[int, int], RunRecord]:
-            records = {}
-            for silo, proxy in sorted(self.by_silo.items()):
-                res = proxy.get_properties(GetPropertiesIns({"record": True}), timeout=120, group_id=None)
-                if int(res.properties["silo"]) != silo or "record" not in res.properties:
-                    raise RuntimeError(f"silo {silo} did not send its run record: {dict(res.properties)}")
-                records[(0, silo)] = RunRecord.from_dict(json.loads(str(res.properties["record"])))
-            return records
-
-        def configure_evaluate(self, server_round, parameters, client_manager):
-            return []
-
-        def aggregate_evaluate(self, server_round, results, failures):
-            return None, {}
-
-        def evaluate(self, server_round, parameters):
-            return None
-
-    return IsrlStrategy()
+    w = torch.zeros((plan.num_outputs, plan.dim), dtype=torch.float32)
+    server = torch.Generator().manual_seed(int(plan.seed) + 1)  # as algorithms.mb_sgd
+    first = max(0, plan.rounds + 1 - plan.window)
+    total = w.clone() if first == 0 else torch.zeros_like(w)
+    count = 1 if first == 0 else 0
+    step = torch.tensor([plan.stepsize], dtype=torch.float64).to(torch.float32)[None, :, None, None]
+    logs = []
+    for r in range(1, plan.rounds + 1):
+        chosen = participants(server, 1, plan.num_silos, plan.silos_per_round)[0].tolist()
+        sent = w.numpy().copy()
+        content = {node_of[i]: train_instruction(sent, r) for i in chosen}
+        replies = _send(grid, content, TRAIN, str(r), round_timeout)
+        got: dict[int, np.ndarray] = {}
+        lost: dict[int, str] = {}
+        refused: dict[int, str] = {}
+        for i in chosen:
+            reply = replies.get(node_of[i])
+            if reply is None:
+                lost[i] = f"no reply within {round_timeout:g} s"
+            elif reply.has_error():
+                code = int(reply.error.code)
+                (lost if code in _LOST_CODES else refused)[i] = (
+                    f"{_LOST_CODES.get(code, 'error')}: {reply.error.reason}"
+                )
+            else:
+                try:
+                    got[i] = read_update(reply.content, silo=i, round_=r, plan=plan, record=records[(0, i)])
+                except MalformedReply as err:
+                    refused[i] = str(err)
+        answered = tuple(i for i in chosen if i in got)
+        logs.append(RoundLog(r, tuple(chosen), answered, lost, refused, sent, got))
+        say(f"round {r}: asked {chosen}, answered {list(answered)}, lost {lost}, refused {refused}")
+        if not answered:
+            raise FederationError(f"round {r}: no silo's update arrived (lost {lost}, refused {refused})")
+        messages = torch.stack([torch.as_tensor(got[i]) for i in answered])[None, :, None]  # [1, M', 1, k, d]
+        w = (w[None, None] - step * messages.mean(dim=1))[0, 0]
+        if r >= first:
+            total += w
+            count += 1
+    return FederatedResult((total / count).numpy(), records, tuple(logs), plan)
 
 
-def _result(strategy, what: str, return_records: bool):
-    if strategy.output is None:
-        raise RuntimeError(f"the {what} ended before the last round")
-    if strategy.records is None:
-        raise RuntimeError(f"the {what} ended without the silos' run records")
-    return (strategy.output, strategy.records) if return_records else strategy.output
+# --------------------------------------------------------------------------- the federation from a run config
+
+#: The run config key naming the silo source, ``"module:function"``: ``function(run_config)`` returns
+#: ``(silos, plan)`` (a list of :class:`SiloSpec` indexed 0..N-1, and the :class:`IsrlPlan`).
+SILO_SOURCE = "silo-source"
+_SOURCES: dict[str, tuple[list[SiloSpec], IsrlPlan]] = {}
 
 
-def simulate(
-    silos: Sequence[SiloSpec], plan: IsrlPlan, *, observer=None, return_records: bool = False, num_cpus: int = 2,
-    client_resources: dict | None = None, start_timeout: float | None = None,
-):  # fmt: skip
-    """Run the federation under Flower's simulation engine (one virtual client per silo); returns the model
-    (with ``return_records=True``: ``(model, {(0, silo): RunRecord})``, the records the silos sent).
+def load_federation(run_config: Mapping[str, Any]) -> tuple[list[SiloSpec], IsrlPlan]:
+    """``(silos, plan)`` from the silo source the run config names (:data:`SILO_SOURCE`), cached per config.
 
-    Ray is started here (``num_cpus`` cores, :func:`dpcore.experiments.ray_backend.start_local_ray`, which raises
-    ``RayStartError`` naming the failure; ``start_timeout`` in seconds) unless it already runs in this process;
-    Flower shuts it down at the end.  ``client_resources``: Flower's per-client resources (default one CPU).
+    The ClientApp keeps only the silo of its SuperNode's ``partition-id``; the ServerApp only the plan.
     """
-    from flwr.client import ClientApp
-    from flwr.server import ServerApp, ServerAppComponents, ServerConfig
-    from flwr.simulation import run_simulation
-
-    from dpcore.experiments.ray_backend import require, start_local_ray
-
-    check_positive_int("num_cpus", num_cpus)
-    if sorted(s.index for s in silos) != list(range(plan.num_silos)):
-        raise ValueError(f"silos must be indexed 0..{plan.num_silos - 1} (plan.num_silos), got {len(silos)} silos")
-    strategy = make_strategy(plan, observer=observer)
-    by_index = {s.index: s for s in silos}
-
-    def client_fn(context):
-        return make_client(by_index[int(context.node_config["partition-id"])], plan.seed)
-
-    def server_fn(context):
-        return ServerAppComponents(strategy=strategy, config=ServerConfig(num_rounds=plan.rounds))
-
-    ray = require("ray")
-    started = not ray.is_initialized()
-    if started:  # as Flower's own start: the workers see this process's import path
-        path = os.pathsep.join([*sys.path, *filter(None, [os.environ.get("PYTHONPATH")])])
-        start_local_ray(num_cpus, timeout_s=start_timeout, runtime_env={"env_vars": {"PYTHONPATH": path}})
-    config = {"client_resources": client_resources or {"num_cpus": 1, "num_gpus": 0.0}}
-    try:
-        run_simulation(server_app=ServerApp(server_fn=server_fn), client_app=ClientApp(client_fn=client_fn),
-                       num_supernodes=len(silos), backend_config=config)  # fmt: skip
-    finally:
-        if started and ray.is_initialized():
-            ray.shutdown()
-    return _result(strategy, "Flower simulation", return_records)
+    ref = run_config.get(SILO_SOURCE)
+    if not isinstance(ref, str) or ref.count(":") != 1:
+        raise ValueError(f"run config {SILO_SOURCE!r} must be 'module:function', got {ref!r}")
+    key = json.dumps(sorted(run_config.items()), default=str)
+    if key not in _SOURCES:
+        module, _, name = ref.partition(":")
+        source = getattr(importlib.import_module(module), name)
+        silos, plan = source(run_config)
+        silos = sorted(silos, key=lambda s: s.index)
+        if [s.index for s in silos] != list(range(plan.num_silos)):
+            raise ValueError(f"{ref} must return silos indexed 0..{plan.num_silos - 1}, got {[s.index for s in silos]}")
+        _SOURCES[key] = (silos, plan)
+    return _SOURCES[key]
 
 
-def serve(plan: IsrlPlan, *, address: str = "127.0.0.1:8080", observer=None, return_records: bool = False):
-    """Run the server (a blocking gRPC server at ``address``) until ``plan.rounds`` rounds are done; returns the
-    model (with ``return_records=True``: ``(model, {(0, silo): RunRecord})``, the records the silos sent)."""
-    import flwr.server
-
-    strategy = make_strategy(plan, observer=observer)
-    flwr.server.start_server(server_address=address, config=flwr.server.ServerConfig(num_rounds=plan.rounds),
-                             strategy=strategy)  # fmt: skip
-    return _result(strategy, "Flower server", return_records)
-
-
-def connect(spec: SiloSpec, *, seed: int, address: str = "127.0.0.1:8080") -> RunRecord:
-    """Run silo ``spec`` as a client of the server at ``address`` until the server ends the run; returns the
-    silo's own run record (:func:`silo_record`, the one it sent the server)."""
-    import flwr.client
-
-    flwr.client.start_client(server_address=address, client=make_client(spec, seed), insecure=True)
-    return silo_record(spec)
+def silo_of(node_config: Mapping[str, Any], run_config: Mapping[str, Any]) -> tuple[SiloSpec, IsrlPlan]:
+    """The silo a SuperNode holds (node config ``partition-id``) and the plan."""
+    silos, plan = load_federation(run_config)
+    pid = node_config.get("partition-id")
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 <= pid < len(silos):
+        raise ValueError(f"node config partition-id must be a silo index in [0, {len(silos) - 1}], got {pid!r}")
+    return silos[pid], plan

@@ -1,17 +1,18 @@
 """Paper 001's insurance experiment (Lowy & Razaviyayn, ICLR 2023, Fig. 5, App. I.2) on Flower.
 
 The silos of :func:`dpcore.federated.datasets.insurance_by_charges` with App. I's noise calibration
-(:func:`dpcore.papers.p001_isrl.accounting.noise_std`), run by :mod:`dpcore.federated.flower` in Flower's
-simulation engine or as separate processes::
+(:func:`dpcore.papers.p001_isrl.accounting.noise_std`), run by :mod:`dpcore.federated.flower` (Flower's Message
+API) from the app project ``flower/isrl-insurance/``, whose silo source is :func:`silos_from_config`.  On this
+machine, under Flower's simulation runtime or as a SuperLink and one SuperNode per silo on 127.0.0.1
+(:mod:`dpcore.federated.flower_loopback`)::
 
-    python -m dpcore.papers.p001_isrl.flower_insurance server --address 0.0.0.0:8080 --rounds 5 --out model.npy \
-        --records records.json
-    python -m dpcore.papers.p001_isrl.flower_insurance silo --silo 0 --address SERVER:8080 --rounds 5 \
-        --record silo0.json
+    python -m dpcore.papers.p001_isrl.flower_insurance deployment --rounds 5 --out model.npy --records records.json
+    python -m dpcore.papers.p001_isrl.flower_insurance simulation --rounds 5
 
-Each silo keeps its run record (:func:`dpcore.federated.flower.silo_record`) and sends it to the server after
-the last round; :func:`silo_epsilon` turns one into ε with paper 001's tight accountant for MB-SGD's draws
-with replacement (:func:`dpcore.papers.p001_isrl.accounting.mbsgd_epsilon`).
+(across machines: ``flower-superlink`` / ``flower-supernode`` / ``flwr run``, see the README).  Each silo sends its
+run record (:func:`dpcore.federated.flower.silo_record`) before round 1 and with every update;
+:func:`silo_epsilon` turns one into ε with paper 001's tight accountant for MB-SGD's draws with replacement
+(:func:`dpcore.papers.p001_isrl.accounting.mbsgd_epsilon`).
 """
 
 from __future__ import annotations
@@ -22,22 +23,23 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from dpcore.accounting.run_record import RunRecord
 from dpcore.federated import datasets as fd
-from dpcore.federated.flower import IsrlPlan, SiloSpec, connect, serve
+from dpcore.federated.flower import IsrlPlan, SiloSpec
 from dpcore.papers.p001_isrl import accounting as isrl
 
-__all__ = ["insurance_setup", "silo_epsilon", "write_records", "main"]
+__all__ = ["insurance_setup", "silos_from_config", "silo_epsilon", "write_records", "main"]
 
 
 def insurance_setup(
     frame, *, num_silos: int = 3, silos_per_round: int = 3, rounds: int = 5, epsilon: float = 1.0,
     clip: float = 1.0, stepsize: float | None = None, trial_seed: int = 3, seed: int = 0, window: int = 8,
     source: str = "insurance",
-) -> tuple[list[SiloSpec], IsrlPlan]:
+) -> tuple[list[SiloSpec], IsrlPlan]:  # fmt: skip
     """The insurance experiment of Fig. 5 (App. I.2): silos by level of charges, σ_i of App. I at ``epsilon``.
 
     Returns the silos of trial 0 (split with ``trial_seed``) and the server's plan; K_i follows App. I's
@@ -58,6 +60,19 @@ def insurance_setup(
     eta = stepsize if stepsize is not None else silos_per_round * math.exp(-4)
     plan = IsrlPlan(rounds, silos_per_round, eta, num_silos, trials.num_outputs, trials.dim, seed, window)
     return silos, plan
+
+
+def silos_from_config(config: Mapping[str, Any]) -> tuple[list[SiloSpec], IsrlPlan]:
+    """The silo source of the app project ``flower/isrl-insurance/`` (run config ``silo-source``): the silos and plan
+    of :func:`insurance_setup` on the insurance data (:func:`dpcore.data.load_insurance`) for the run config's
+    ``num-silos``, ``silos-per-round``, ``rounds``, ``epsilon`` and ``seed`` (defaults 3, 3, 5, 1.0, 0)."""
+    from dpcore.data import load_insurance, provenance
+
+    return insurance_setup(
+        load_insurance(), num_silos=int(config.get("num-silos", 3)),
+        silos_per_round=int(config.get("silos-per-round", 3)), rounds=int(config.get("rounds", 5)),
+        epsilon=float(config.get("epsilon", 1.0)), seed=int(config.get("seed", 0)), source=provenance("insurance"),
+    )  # fmt: skip
 
 
 def silo_epsilon(record: RunRecord, delta: float) -> float:
@@ -88,46 +103,45 @@ def write_records(path: str | Path, records: Mapping[tuple[int, int], RunRecord]
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m dpcore.federated.flower",
-                                description="ISRL-DP insurance silos (Fig. 5) as Flower processes.")  # fmt: skip
-    p.add_argument("role", choices=("server", "silo"))
-    p.add_argument("--silo", type=int, default=None, help="silo index (role silo)")
-    p.add_argument("--address", default="127.0.0.1:8080")
+    p = argparse.ArgumentParser(prog="python -m dpcore.papers.p001_isrl.flower_insurance",
+                                description="ISRL-DP insurance silos (Fig. 5) on Flower, on this machine.")  # fmt: skip
+    p.add_argument("runtime", choices=("deployment", "simulation"),
+                   help="deployment: a SuperLink and one SuperNode per silo as processes on 127.0.0.1; "
+                        "simulation: Flower's simulation runtime")  # fmt: skip
     p.add_argument("--num-silos", type=int, default=3)
     p.add_argument("--silos-per-round", type=int, default=3)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--epsilon", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=None, help="server: write the final model here (.npy)")
-    p.add_argument("--records", default=None, help="server: write the silos' run records here (.json)")
-    p.add_argument("--record", default=None, help="silo: write this silo's run record here (.json)")
+    p.add_argument("--workdir", default=None, help="Flower homes, logs and results (default: a temporary folder)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds for the whole run")
+    p.add_argument("--out", default=None, help="write the final model here (.npy)")
+    p.add_argument("--records", default=None, help="write the silos' run records here (.json)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``server``: run the server and print the model; ``silo --silo i``: run silo i (each in its own process)."""
-    from dpcore.data import load_insurance, provenance
+    """Run the federation on this machine; print the model and, per silo, n, K, R and ε at δ = 1/n²."""
+    import tempfile
+
+    from dpcore.federated import flower_loopback
 
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    silos, plan = insurance_setup(load_insurance(), num_silos=args.num_silos, silos_per_round=args.silos_per_round,
-                                  rounds=args.rounds, epsilon=args.epsilon, seed=args.seed,
-                                  source=provenance("insurance"))  # fmt: skip
-    if args.role == "server":
-        w, records = serve(plan, address=args.address, return_records=True)
-        if args.out:
-            np.save(args.out, w)
-        if args.records:
-            write_records(args.records, records)
-        print(np.array2string(w, precision=6))
-        for (_c, silo), rec in sorted(records.items()):
-            eps = silo_epsilon(rec, rec.dataset_size**-2)
-            print(f"silo {silo}: n={rec.dataset_size} K={rec.batch_size} R={rec.steps} ε={eps:.4f} at δ=1/n²")
-        return 0
-    if args.silo is None or not 0 <= args.silo < len(silos):
-        raise ValueError(f"--silo must be in [0, {len(silos) - 1}]")
-    record = connect(silos[args.silo], seed=plan.seed, address=args.address)
-    if args.record:
-        Path(args.record).write_text(json.dumps(record.to_dict(), indent=1) + "\n")
+    config = {"silos-per-round": args.silos_per_round, "rounds": args.rounds, "epsilon": args.epsilon,
+              "seed": args.seed}  # fmt: skip
+    run = flower_loopback.deploy if args.runtime == "deployment" else flower_loopback.simulate
+    with tempfile.TemporaryDirectory(prefix="dpcore-flower-") as tmp:
+        result = run(config, num_silos=args.num_silos, workdir=args.workdir or tmp, timeout_s=args.timeout)
+    w, records = result.model, result.records
+    if args.out:
+        np.save(args.out, w)
+    if args.records:
+        write_records(args.records, records)
+    print(np.array2string(w, precision=6))
+    for (_c, silo), rec in sorted(records.items()):
+        eps = silo_epsilon(rec, rec.dataset_size**-2)
+        print(f"silo {silo}: n={rec.dataset_size} K={rec.batch_size} R={rec.steps} ε={eps:.4f} at δ=1/n², "
+              f"used in rounds {result.used(silo)}")  # fmt: skip
     return 0
 
 
