@@ -35,4 +35,37 @@ def prepare_nbval(out_dir: Path, profile: str = "quick", root: Path | None = Non
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         written.append(target)
+    (out_dir / "conftest.py").write_text(_CONFTEST.format(profile=profile), encoding="utf-8")
     return written
+
+
+#: build/nbval/conftest.py: the notebooks run longest first (their last recorded seconds, as make figures orders
+#: them: dpcore.runner.execute.recorded_durations), each notebook's cells in order, before every other test; with
+#: pytest-xdist's --dist loadfile the long notebooks then start at once instead of one running alone at the end
+_CONFTEST = '''"""Written by python -m dpcore.runner --prepare-nbval: the notebooks run longest first (issue 54)."""
+
+from pathlib import Path
+
+from dpcore.runner.execute import recorded_durations
+
+HERE = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(session, config, items):
+    seconds = recorded_durations("{profile}")
+    first = {{}}
+    for index, item in enumerate(items):
+        path = Path(str(item.fspath)).resolve()
+        if path.suffix == ".ipynb" and path.is_relative_to(HERE):
+            key = path.relative_to(HERE).with_suffix("").as_posix()
+            first.setdefault(key, (-seconds.get(key, 0.0), index))
+
+    def order(pair):
+        index, item = pair
+        path = Path(str(item.fspath)).resolve()
+        if path.suffix == ".ipynb" and path.is_relative_to(HERE):
+            return (0, first[path.relative_to(HERE).with_suffix("").as_posix()], index)
+        return (1, (0.0, 0), index)
+
+    items[:] = [item for _, item in sorted(enumerate(items), key=order)]
+'''

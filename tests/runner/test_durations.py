@@ -3,6 +3,11 @@ fresh clone (the committed ``notebooks/durations.json``), so that no long notebo
 
 import io
 import json
+import os
+import subprocess
+import sys
+
+import nbformat
 
 from dpcore import runner
 from dpcore.runner.discovery import discover, load_profile, notebook_key
@@ -41,3 +46,28 @@ def test_the_runner_records_durations_on_request(tmp_path, monkeypatch):
     stream = io.StringIO()
     assert runner.main(["--record-durations"], stream=stream) == 0
     assert json.loads((tmp_path / "notebooks" / "durations.json").read_text())["quick"] == {"a/x": 12}
+
+
+def test_nbval_runs_the_notebooks_longest_first(tmp_path, monkeypatch):
+    """make test: --prepare-nbval writes a conftest that orders the notebooks as make figures does (longest first),
+    each notebook's cells in order, before the other tests."""
+    root = tmp_path / "notebooks"
+    for key in ("aa/short", "bb/long"):
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        params = nbformat.v4.new_code_cell('profile = "quick"\nfigures_dir = None')
+        params.metadata["tags"] = ["parameters"]
+        nb.cells = [params, nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("y = 2")]
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, root / f"{key}.ipynb")
+    (root / "profiles").mkdir()
+    (root / "profiles" / "quick.yaml").write_text("aa/short:\nbb/long:\n")
+    durations_path(root).write_text(json.dumps({"quick": {"aa/short": 5, "bb/long": 500}}))
+    runner.prepare_nbval(tmp_path / "nbval", root=root)
+    env = {**os.environ, "DPCORE_ROOT": str(tmp_path)}
+    argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--nbval-lax", "nbval"]
+    listed = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    files = [line.split("::")[0] for line in listed.stdout.splitlines() if "::" in line]
+    assert files and files[0] == "nbval/bb/long.ipynb" and files[-1] == "nbval/aa/short.ipynb", listed.stdout
+    cells = [line.split("::")[1] for line in listed.stdout.splitlines() if line.startswith("nbval/bb/long")]
+    assert cells == sorted(cells, key=lambda c: int(c.split()[-1])), cells
