@@ -3,7 +3,7 @@
 Every setting (and its source: repository, commit, path, lines) is in :data:`dpcore.papers.reference.controls.CONTROLS`;
 this module turns each into :class:`~dpcore.experiments.config.RunConfig` s, one per seed, and registers the
 experiment.  Run names: ``opacus_mnist/<nonprivate|eps6.86|eps2.91|eps1.16>/seed<k>`` (k = 0, 1, 2) and
-``tb/<mnist|fmnist|cifar10>/<cnn|scatter_linear|scatter_cnn>/seed0``.
+``tb/<mnist|fmnist|cifar10>/<cnn|scatter_linear|scatter_cnn>/seed<k>`` (ScatterNet cells k = 0, 1, 2; CNNs k = 0).
 
 * Private runs: Poisson sampling at q = B/N for T = E·⌊N/B⌋ rounds (``steps``; one evaluation of the test set per
   epoch, ``epochs`` = E), per-sample ℓ2 clipping to C, noise N(0, (σC)²) on the sum (``noise_convention="standard"``),
