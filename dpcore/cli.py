@@ -227,7 +227,14 @@ def _epsilon(args: argparse.Namespace, sigma: float, steps: int, method: str) ->
     """ε by the registry's accountant (:func:`dpcore.accounting.records.epsilon_for_record`), the one door."""
     from dpcore.accounting.records import epsilon_for_record
 
-    return epsilon_for_record(_record(args, sigma, steps), args.delta, method=method)
+    try:
+        return epsilon_for_record(_record(args, sigma, steps), args.delta, method=method)
+    except ValueError as exc:  # a step count out of an accountant's range: say which --epochs made it
+        if args.epochs is None or "steps" not in str(exc):
+            raise
+        raise ValueError(
+            f"epochs={args.epochs:g} is T = {steps} steps, beyond the {method} accountant's range: {exc}"
+        ) from exc
 
 
 def _label(eps: float) -> str:

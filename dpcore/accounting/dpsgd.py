@@ -279,7 +279,14 @@ def dpsgd_epsilon(
         _fixed_sizes(q, dataset_size)  # RDP of sampling without replacement reads n and b
     record = dpsgd_record(sigma, sample_rate=q, steps=steps, sampling=sampling, dataset_size=dataset_size,
                           noise_convention=noise_convention)  # fmt: skip
-    value = epsilon_for_record(record, delta, method=method)  # the one door: the registry's accountant
+    try:
+        value = epsilon_for_record(record, delta, method=method)  # the one door: the registry's accountant
+    except ValueError as exc:
+        if epochs is None or "steps" not in str(exc):
+            raise
+        raise ValueError(
+            f"epochs={epochs!r} is T = {steps} steps, outside the {method} accountant's range: {exc}"
+        ) from exc
     return LabelledEpsilon(
         float(value),
         rigorous=value.rigorous,

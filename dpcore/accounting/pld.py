@@ -201,7 +201,7 @@ def _check_delta(delta: object, steps: int) -> float:
         raise ValueError(
             f"delta must be in [{low:.3g}, 1) for the PLD accountant at steps={steps}, got {delta:g}: below "
             f"{low:.3g} the floating-point round-off of the FFT composition (about {roundoff(steps):.1g}) is not "
-            "negligible against delta; use an RDP accountant (dp_accounting.rdp.RdpAccountant) for smaller delta"
+            "negligible against delta; use method='rdp' for smaller delta (or fewer steps)"
         )
     return delta
 

@@ -209,6 +209,7 @@ def choose_accountant(
         )  # fmt: skip
     raise ValueError(
         f"no accountant here covers sampling={rec.sampling!r} with clipping={rec.clipping!r}"
+        + ("" if isinstance(rec.batch_size, int) else " and a batch_size schedule")
         + (" and ModelMix phases; use modelmix='plain'" if rec.modelmix is not None else "")
     )
 

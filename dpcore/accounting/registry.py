@@ -33,7 +33,7 @@ import numbers
 from typing import Any, Protocol, runtime_checkable
 
 from dpcore.accounting import events
-from dpcore.accounting.run_record import RunRecord, _runs
+from dpcore.accounting.run_record import RunRecord
 
 # The numerics (NumPy/SciPy accountants) are imported inside the methods that use them: importing the registry
 # (the CLI's vocabulary, ``import dpcore.accounting``) loads none of them, and no dp_accounting.
@@ -217,7 +217,7 @@ class PoissonAccountant(_Base):
         events.step_sensitivity(record.sampling, record.clipping)  # mixed clipping: refused
 
     def default_method(self, record: RunRecord) -> str:
-        if self.scheduled and len(_runs(record.schedule)) > _MAX_PLD_RUNS:
+        if self.scheduled and len(record.batch_runs()) > _MAX_PLD_RUNS:
             return "rdp"  # the rigorous default that stays fast for many distinct batch sizes
         return self.methods[0]
 
@@ -232,7 +232,7 @@ class PoissonAccountant(_Base):
 
     def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
         sigma, n = noise_multiplier(record), record.dataset_size
-        runs = [(b / n, c) for b, c in _runs(record.schedule)]
+        runs = [(b / n, c) for b, c in record.batch_runs()]
         if method == "gdp":
             from dpcore.accounting import fdp, gaussian
 
@@ -294,7 +294,7 @@ class FixedAccountant(_Base):
 
     def epsilon(self, record: RunRecord, delta: float, method: str) -> float:
         sigma, n = noise_multiplier(record), record.dataset_size
-        runs = _runs(record.schedule)
+        runs = record.batch_runs()
         if method == "gdp":
             from dpcore.accounting import fdp, gaussian
 
@@ -327,7 +327,10 @@ class WithReplacementAccountant(_Base):
     methods = ("pld",)
 
     def supports(self, record: RunRecord, *, modelmix: str = "amplified") -> bool:
-        return record.sampling == "replacement" and record.clipping == "individual"
+        # a constant batch only: the silo PLD is of K draws per round (a schedule is declined, and refused by name)
+        return (
+            record.sampling == "replacement" and record.clipping == "individual" and isinstance(record.batch_size, int)
+        )
 
     def describe(self, record: RunRecord, method: str) -> str:
         return "with-replacement PLD, replace-one (dpcore.accounting.replacement; Lowy & Razaviyayn 2023, Alg. 2)"
@@ -435,7 +438,7 @@ def describe_run(record: RunRecord) -> str:
     if isinstance(record.batch_size, int):
         rate = f"q = {record.sample_rate:.6g}"
     else:
-        sizes = record.schedule or record.batch_size
+        sizes = [b for b, _ in record.batch_runs()] or record.batch_size
         rate = f"q = b_t/n in [{min(sizes) / record.dataset_size:.6g}, {max(sizes) / record.dataset_size:.6g}]"
     kappa = events.NOISE_FACTOR[record.noise_convention]
     std = "σ·C" if kappa == 1 else f"{kappa:g}σ·C"

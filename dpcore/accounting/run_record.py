@@ -350,7 +350,7 @@ class RunRecord:
             raise ValueError(f"a record with {what} has no dp_accounting event; use epsilon_for_record")
         z = self.noise_std / (step_sensitivity(self.sampling, self.clipping) * self.clip_norm)
         parts = []
-        for b, count in _runs(self.schedule):
+        for b, count in self.batch_runs():
             gauss = dpa.GaussianDpEvent(z)
             if self.sampling == "fixed":
                 step = dpa.SampledWithoutReplacementDpEvent(self.dataset_size, b, gauss)
@@ -358,6 +358,13 @@ class RunRecord:
                 step = gauss if b == self.dataset_size else dpa.PoissonSampledDpEvent(b / self.dataset_size, gauss)
             parts.append(dpa.SelfComposedDpEvent(step, count))
         return parts[0] if len(parts) == 1 else dpa.ComposedDpEvent(parts)
+
+    def batch_runs(self) -> list[tuple[int, int]]:
+        """The steps done as runs of equal batch size, [(b, count), ...]: one run for a constant batch, whatever the
+        step count (:attr:`schedule` spells every step out)."""
+        if isinstance(self.batch_size, int):
+            return [(self.batch_size, self.steps)] if self.steps else []
+        return _runs(self.schedule)
 
     @property
     def schedule(self) -> tuple[int, ...]:

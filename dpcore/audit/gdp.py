@@ -40,7 +40,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpcore.accounting.gaussian import epsilon_from_mu
-from dpcore.validation import check_open_unit, check_positive_int, check_rate
+from dpcore.validation import check_open_unit, check_positive_int, check_rate, check_real_array
 
 __all__ = [
     "GaussianShift",
@@ -58,7 +58,7 @@ _NCT_MAX_DF = 20_000
 
 
 def _sample(name: str, values: Sequence[float] | np.ndarray, minimum: int = 2) -> np.ndarray:
-    arr = np.asarray(values, dtype=float).reshape(-1)
+    arr = check_real_array(name, values, min_size=0).reshape(-1)  # strings, None, NaN, inf: refused, named
     if arr.size < minimum:
         raise ValueError(f"{name} must hold at least {minimum} finite observations, got {arr.size}")
     if not np.isfinite(arr).all():
