@@ -85,19 +85,43 @@ def test_a_within_tolerance_perturbation_is_kept_and_a_real_change_is_written(wo
     assert "OUTPUTS CHANGED  aa/trained: 5 file(s) written" in loud
     assert "CHANGED aa/curve.csv: row 1, accuracy: 0.553 -> 0.603" in loud
 
-    # an ε that moved beyond its tolerance (relative 1e-9, one unit of the 6th significant digit as written)
-    committed = files
-    moved, files, _ = world(accuracy=0.603, epsilon=1.5001)
-    assert moved.status == "changed" and files["curve.csv"] != committed["curve.csv"]
-    assert "epsilon: 1.5 -> 1.5001 (computed, relative 1e-09)" in moved.files[-1].why + moved.files[0].why + str(
-        [f.why for f in moved.files]
-    )
 
+def _in_process(figures, **params):
+    """The notebook's code run here (no kernel) into ``figures``; the paths it wrote, as the runner reads them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    values = {"profile": "quick", "figures_dir": str(figures), "accuracy": 0.553, "epsilon": 1.5, "title": "a"}
+    scope = {**values, **params}
+    exec(NOTEBOOK.replace('matplotlib.use("Agg")', ""), scope)  # noqa: S102 - the test's own notebook code
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+    return sorted((figures / "aa").iterdir())
+
+
+def test_a_computed_value_beyond_its_tolerance_or_a_new_drawing_is_written(tmp_path):
+    written = _in_process(tmp_path)
+    before = compare.snapshot(tmp_path, "quick")
+    # an ε that moved beyond its tolerance (relative 1e-9, one unit of the 6th significant digit as written)
+    written = _in_process(tmp_path, epsilon=1.5001)
+    moved = compare.settle({"aa/trained": written}, before)[0]
+    by_name = {f.path.name: f for f in moved.files}
+    assert moved.status == "changed" and by_name["curve.csv"].status == "changed"
+    assert by_name["curve.csv"].why == "row 1, epsilon: 1.5 -> 1.5001 (computed, relative 1e-09)"
+    assert by_name["curve.png"].status == "identical" and by_name["bars.png"].status == "identical"  # ε is not drawn
+    assert (tmp_path / "aa" / "curve.csv").read_bytes() != before[(tmp_path / "aa" / "curve.csv").resolve()]
     # the drawing changed while its data did not: written; the other figure, identical, untouched
-    drawn, files, _ = world(accuracy=0.603, epsilon=1.5001, title="b")
+    before = compare.snapshot(tmp_path, "quick")
+    drawn = compare.settle({"aa/trained": _in_process(tmp_path, epsilon=1.5001, title="b")}, before)[0]
     by_name = {f.path.name: f for f in drawn.files}
     assert by_name["curve.csv"].status == "identical" and by_name["curve.png"].status == "changed"
-    assert by_name["bars.png"].status == "identical"
+    assert by_name["curve.png"].why == "its data curve.csv is identical" and by_name["bars.png"].status == "identical"
+    # a within-tolerance accuracy keeps even the figure without a CSV of its own (drawn from the notebook's data)
+    before = compare.snapshot(tmp_path, "quick")
+    kept = compare.settle({"aa/trained": _in_process(tmp_path, epsilon=1.5001, title="b", accuracy=0.556)}, before)[0]
+    assert kept.status == "within" and {f.path.name for f in kept.files if f.status == "within"} >= {"bars.png"}
+    assert all((tmp_path / "aa" / f.path.name).read_bytes() == before[f.path] for f in kept.files)
 
 
 def test_the_runner_summary_lists_kept_and_changed_outputs(tmp_path):

@@ -1,11 +1,10 @@
 """Longest first (issue 54): the runner starts the notebooks by their last recorded duration, longest first, also on a
 fresh clone (the committed ``notebooks/durations.json``), so that no long notebook runs alone at the end."""
 
+import importlib.util
 import io
 import json
-import os
-import subprocess
-import sys
+from pathlib import Path
 
 import nbformat
 
@@ -64,10 +63,20 @@ def test_nbval_runs_the_notebooks_longest_first(tmp_path, monkeypatch):
     (root / "profiles" / "quick.yaml").write_text("aa/short:\nbb/long:\n")
     durations_path(root).write_text(json.dumps({"quick": {"aa/short": 5, "bb/long": 500}}))
     runner.prepare_nbval(tmp_path / "nbval", root=root)
-    env = {**os.environ, "DPCORE_ROOT": str(tmp_path)}
-    argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "--nbval-lax", "nbval"]
-    listed = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
-    files = [line.split("::")[0] for line in listed.stdout.splitlines() if "::" in line]
-    assert files and files[0] == "nbval/bb/long.ipynb" and files[-1] == "nbval/aa/short.ipynb", listed.stdout
-    cells = [line.split("::")[1] for line in listed.stdout.splitlines() if line.startswith("nbval/bb/long")]
-    assert cells == sorted(cells, key=lambda c: int(c.split()[-1])), cells
+    monkeypatch.setenv("DPCORE_ROOT", str(tmp_path))
+    spec = importlib.util.spec_from_file_location("nbval_conftest", tmp_path / "nbval" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+
+    class Item:  # what the hook reads of a pytest item
+        def __init__(self, path, name):
+            self.fspath, self.name = path, name
+
+    short, long = tmp_path / "nbval" / "aa" / "short.ipynb", tmp_path / "nbval" / "bb" / "long.ipynb"
+    other = tmp_path / "tests" / "test_x.py"
+    items = [Item(other, "t1"), Item(short, "Cell 0"), Item(short, "Cell 1"), Item(long, "Cell 0"),
+             Item(long, "Cell 1"), Item(other, "t2")]  # fmt: skip
+    conftest.pytest_collection_modifyitems(None, None, items)
+    assert [(Path(str(i.fspath)).stem, i.name) for i in items] == [
+        ("long", "Cell 0"), ("long", "Cell 1"), ("short", "Cell 0"), ("short", "Cell 1"), ("test_x", "t1"),
+        ("test_x", "t2")]  # fmt: skip
