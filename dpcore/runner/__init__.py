@@ -9,7 +9,15 @@ once (``make figures``: one per core; each kernel on one thread, so N parallel n
 compete for threads; the longest start first), using the parameters of
 ``notebooks/profiles/<profile>.yaml``; executed copies go to ``build/<profile>/``.  A line is
 printed when a notebook starts and when it ends, and every 10 s while it runs (``cell i/n, t s``).
-It keeps going after a failure (reporting the failing cell).
+It keeps going after a failure (reporting the failing cell).  Before anything runs, every key of a notebook's
+profile entry must be a parameter of the notebook (:func:`~dpcore.runner.discovery.profile_problems`: a misspelt
+key stops the run, exit 2, naming the key, the notebook and its parameters).  The notebooks start longest first by
+their last recorded seconds (``build/<profile>/timings.json``, on a fresh clone ``notebooks/durations.json``;
+``--record-durations`` copies the first into the second).
+
+Every file a notebook writes is compared with the file it replaces (:mod:`dpcore.runner.compare`): identical,
+within the tolerance of its kind of value (the committed bytes are put back, so another CPU's rounding leaves
+``git status`` clean), or changed (written, and listed under ``OUTPUTS CHANGED`` after the summary line).
 
 Each profile has its own output folder, so profiles never overwrite each other: ``figures/``
 for ``quick`` (committed) and ``figures/paper/`` for ``paper``.  At the end the runner gathers
