@@ -21,8 +21,9 @@ key and quantity), never one global fudge:
   :data:`dpcore.report.SIGNIFICANT_DIGITS` significant digits, so a value within 1e-9 may round one unit apart).
 
 Figures are kept by their data: a PNG or PDF that differs is put back when its own CSV (``<name>.csv`` written by
-the same notebook) differs within tolerance, or, for a figure without one, when the notebook's data files differ
-within tolerance and none changed; a figure whose data is identical, or changed, is written (its drawing changed).
+the same notebook) differs within tolerance, or, when it has none or that one is identical (a figure may draw more
+than its CSV), when the notebook's data files differ within tolerance and none changed; a figure is written when
+its data changed, or when every data file of the notebook is identical (its drawing changed).
 Other files (Markdown, text) are compared as text with their numbers of kind ``computed``.
 """
 
@@ -285,7 +286,7 @@ def settle(written: Mapping[str, Iterable[Path]], before: Mapping[Path, bytes]) 
             own = decided.get(path.with_suffix(".csv"))
             if own is not None and own.status == "within":
                 decided[path] = FileOutcome(path, "within", f"drawn from {own.path.name}, within tolerance")
-            elif own is None and notebook_within:
+            elif (own is None or own.status == "identical") and notebook_within:  # drawn from more than its CSV
                 decided[path] = FileOutcome(path, "within", "the notebook's data is within tolerance")
             else:
                 why = f"its data {own.path.name} is {own.status}" if own is not None else "its drawing changed"
