@@ -619,7 +619,7 @@ def run_server(
         raise ValueError(f"connect_timeout and round_timeout must be > 0, got {connect_timeout}, {round_timeout}")
     nodes = _wait_for_nodes(grid, plan.num_silos, connect_timeout)
     if len(nodes) < plan.num_silos:
-        seen = _describe(grid, nodes, plan, min(round_timeout, connect_timeout)) if nodes else {}
+        seen = _describe(grid, nodes, plan, round_timeout) if nodes else {}
         missing = sorted(set(range(plan.num_silos)) - {s for s, _r in seen.values()})
         raise FederationError(
             f"{len(nodes)} of {plan.num_silos} SuperNodes connected within {connect_timeout:g} s: silos {missing} "

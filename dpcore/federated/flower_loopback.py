@@ -109,14 +109,15 @@ class LocalFederation:
 
     ``workdir``: the work folder (Flower homes, logs, results); ``simulation``: start the SuperLink with
     ``--simulation`` (the simulation runtime: ``flwr run`` then simulates the nodes on Ray) -- else the deployment
-    runtime, whose nodes are the SuperNodes of :meth:`add_supernode`.  ``start_timeout_s``: limit on the SuperLink
-    answering its health check.  Use as a context manager (``with LocalFederation(...) as fed:``): the exit stops
-    every process of the federation, whatever happened.
+    runtime, whose nodes are the SuperNodes of :meth:`add_supernode`.  ``ray_address``: a running Ray instance for
+    the simulation to join (``RAY_ADDRESS``; else Flower starts one, with Ray's fixed 30 s node start limit and no
+    retry).  ``start_timeout_s``: limit on the SuperLink answering its health check.  Use as a context manager
+    (``with LocalFederation(...) as fed:``): the exit stops every process of the federation, whatever happened.
     """
 
     def __init__(
-        self, workdir: str | Path, *, simulation: bool = False, start_timeout_s: float = 120.0,
-        stop_timeout_s: float = 15.0, env: Mapping[str, str] | None = None,
+        self, workdir: str | Path, *, simulation: bool = False, ray_address: str | None = None,
+        start_timeout_s: float = 120.0, stop_timeout_s: float = 15.0, env: Mapping[str, str] | None = None,
     ) -> None:  # fmt: skip
         if not start_timeout_s > 0 or not stop_timeout_s > 0:
             raise ValueError(f"start_timeout_s and stop_timeout_s must be > 0, got {start_timeout_s}, {stop_timeout_s}")
@@ -133,6 +134,8 @@ class LocalFederation:
         self._runs = 0
         self._ray_tmp: str | None = None
         self._env = dict(env or {})
+        if ray_address is not None:  # flwr-simulation's ray.init() joins this Ray instance instead of starting one
+            self._env["RAY_ADDRESS"] = str(ray_address)
 
     # ------------------------------------------------------------------ processes
     def _environment(self, role: str, home: Path) -> dict[str, str]:
@@ -175,7 +178,7 @@ class LocalFederation:
         if self.port is not None:
             raise FederationError("this federation is already started")
         self.workdir.mkdir(parents=True, exist_ok=True)
-        if self.simulation:  # Ray's sockets need a short path
+        if self.simulation and "RAY_ADDRESS" not in self._env:  # Ray's sockets need a short path
             self._ray_tmp = tempfile.mkdtemp(prefix="dpfl-ray-")
         deadline = time.monotonic() + self.start_timeout_s
         for _attempt in range(3):
@@ -328,15 +331,36 @@ def _insurance_config(num_silos: int, run_config: Mapping[str, Any]) -> dict[str
 
 def simulate(
     run_config: Mapping[str, Any], *, num_silos: int, workdir: str | Path, app: str | Path = APP_DIR,
-    num_cpus: int = 2, timeout_s: float = 600.0,
+    num_cpus: int = 2, timeout_s: float = 600.0, ray_start_timeout_s: float | None = None,
 ) -> FederatedResult:  # fmt: skip
     """The app under Flower's simulation runtime: a SuperLink ``--simulation`` on 127.0.0.1 and ``flwr run`` with
-    ``num-supernodes = num_silos`` (Ray, ``num_cpus`` cores, one per simulated node at a time)."""
+    ``num-supernodes = num_silos``, one CPU per simulated node at a time.
+
+    The simulation joins a local Ray instance with ``num_cpus`` cores started here by
+    :func:`dpcore.experiments.ray_backend.start_local_ray` (retried within ``ray_start_timeout_s``; it raises
+    ``RayStartError`` naming the failure) and stopped at the end -- or the one already running in this process.
+    """
+    from dpcore.experiments.ray_backend import require, start_local_ray
+
     num_cpus = check_positive_int("num_cpus", num_cpus)
     config = _insurance_config(num_silos, run_config)
-    federation = {"num-supernodes": num_silos, "init-args-num-cpus": num_cpus, "client-resources-num-cpus": 1}
-    with LocalFederation(workdir, simulation=True) as fed:
-        return fed.run(config, app=app, timeout_s=timeout_s, federation_config=federation)
+    ray = require("ray")
+    started = not ray.is_initialized()
+    ray_tmp = tempfile.mkdtemp(prefix="dpfl-ray-") if started else None  # Ray's sockets need a short path
+    try:
+        if started:
+            path = os.pathsep.join(filter(None, [str(repo_root()), *sys.path, os.environ.get("PYTHONPATH")]))
+            start_local_ray(num_cpus, temp_dir=ray_tmp, timeout_s=ray_start_timeout_s,
+                            runtime_env={"env_vars": {"PYTHONPATH": path}})  # fmt: skip
+        address = ray.get_runtime_context().gcs_address
+        with LocalFederation(workdir, simulation=True, ray_address=address) as fed:
+            nodes = {"num-supernodes": num_silos, "client-resources-num-cpus": 1}
+            return fed.run(config, app=app, timeout_s=timeout_s, federation_config=nodes)
+    finally:
+        if started and ray.is_initialized():
+            ray.shutdown()
+        if ray_tmp is not None:
+            shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def deploy(

@@ -1,101 +1,85 @@
-"""dpcore.federated.flower: ISRL-DP insurance silos on Flower equal the in-process algorithm (model and every
-silo's run record); only noised messages reach the server (simulation engine, and separate processes over
-127.0.0.1)."""
+"""dpcore.federated.flower on Flower's Message API: the ISRL-DP insurance silos (ClientApp handlers) and the server's
+main loop equal the in-process algorithm (model and every silo's run record) and see only noised messages -- on a
+grid in this process (fast), and under Flower's simulation runtime with ``flwr run``; malformed replies are refused
+naming the field; a silo asked in a round spends it whether or not its update arrives.  The deployment runtime
+(SuperLink and SuperNodes as processes) is tests/federated/test_flower_deployment.py."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import os
-import socket
-import subprocess
+import re
+import shutil
 import sys
+import tempfile
 import time
+import uuid
 
 import numpy as np
 import pytest
 import torch
 
 from dpcore.accounting.records import epsilon_for_record
-from dpcore.accounting.run_record import RunRecord
-from dpcore.data import load_insurance, provenance
-from dpcore.federated import algorithms
 from dpcore.federated import flower as fl
 from dpcore.papers.p001_isrl import accounting as isrl
-from dpcore.papers.p001_isrl.flower_insurance import insurance_setup, silo_epsilon, write_records
-from dpcore.paths import build_dir, repo_root
+from dpcore.paths import repo_root
+
+from .flower_checks import ROUNDS, RUN_CONFIG, check_equals_in_process
 
 flwr = pytest.importorskip("flwr")
-SILO_MODULE = "dpcore.papers.p001_isrl.flower_insurance"
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Error, Message, RecordDict  # noqa: E402
+from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
+
+from dpcore.federated import flower_app, flower_loopback  # noqa: E402
 
 torch.set_num_threads(1)
-
-ROUNDS = 4
 
 
 @pytest.fixture(scope="module")
 def setup():
-    for var, sub in (("FLWR_HOME", "flwr"), ("RAY_TMPDIR", "ray")):
-        path = build_dir() / sub
-        path.mkdir(parents=True, exist_ok=True)
-        os.environ[var] = str(path)
-    # the silo processes of the loopback test describe their data the same way (flower_insurance.main)
-    return insurance_setup(load_insurance(), num_silos=3, silos_per_round=2, rounds=ROUNDS, epsilon=1.0,
-                           source=provenance("insurance"))  # fmt: skip
+    return fl.load_federation(RUN_CONFIG)
 
 
-class Recorder:
-    """The server-side view: every (round, silo, model sent, message received)."""
+class LocalGrid:
+    """A Flower ``Grid`` in this process: one Context per node (partition-id i), each message handled by the real
+    ``client_app``; ``tamper(silo, round, reply)`` may keep a reply, drop it (None) or replace it (a RecordDict or an
+    Error, sent as the reply) -- a test hook."""
 
-    def __init__(self) -> None:
-        self.seen: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+    def __init__(self, run_config, num_nodes: int, tamper=None) -> None:
+        self.contexts = {
+            1000 + i: Context(run_id=1, node_id=1000 + i, node_config={"partition-id": i, "num-partitions": num_nodes},
+                              state=RecordDict(), run_config=dict(run_config))
+            for i in range(num_nodes)
+        }  # fmt: skip
+        self.tamper = tamper
 
-    def __call__(self, round_, silo, model, message) -> None:
-        self.seen.append((round_, silo, model, message))
+    def get_node_ids(self):
+        return list(self.contexts)
+
+    def send_and_receive(self, messages, *, timeout=None):
+        out = []
+        for m in messages:
+            m.metadata.__dict__["_message_id"] = uuid.uuid4().hex  # as Flower's grids do when they push
+            context = self.contexts[m.metadata.dst_node_id]
+            reply = flower_app.client_app(m, context)
+            if self.tamper is not None and m.metadata.message_type == fl.TRAIN:
+                changed = self.tamper(int(context.node_config["partition-id"]), int(m.metadata.group_id), reply)
+                reply = changed if changed is None or changed is reply else Message(changed, reply_to=m)
+            if reply is not None:
+                out.append(reply)
+        return out
 
 
-def _check_only_noised(silos, plan, seen) -> None:
-    """Each message minus the silo's clean message (same minibatch, σ = 0) is σ_i times fresh N(0, I) noise."""
-    assert len(seen) == plan.rounds * plan.silos_per_round
-    z = []
-    for round_, silo, model, message in seen:
-        spec = silos[silo]
-        clean = fl.silo_message(fl._one_silo_pool(spec), dataclasses.replace(spec, noise_std=0.0), model,
-                                seed=plan.seed, round_index=round_ - 1)  # fmt: skip
-        diff = (message.astype(np.float64) - clean) / spec.noise_std
-        assert np.all(np.abs(message - clean) > 0), "a coordinate reached the server un-noised"
-        z.append(diff.ravel())
-    z = np.concatenate(z)
-    # the differences have the calibrated variance σ_i² (χ² test, ≥ 50 coordinates: loose 4-sigma bounds)
-    assert len(z) >= 50
-    assert abs(z.mean()) < 4 / np.sqrt(len(z)) and 1 - 4 * np.sqrt(2 / len(z)) < np.mean(z**2) < 1 + 4 * np.sqrt(
-        2 / len(z)
-    )
-
-
-def _check_records(silos, records, reference) -> None:
-    """Flower's records equal the in-process ones, describe each silo's run and give the same ε."""
-    assert set(records) == {(0, s.index) for s in silos} and records == reference
-    for s in silos:
-        rec, ref = records[(0, s.index)], reference[(0, s.index)]
-        assert isinstance(rec, RunRecord) and rec.to_dict() == ref.to_dict()
-        n = len(s.labels)
-        assert (rec.sampling, rec.dataset_size, rec.batch_size, rec.steps) == ("replacement", n, s.batch_size, ROUNDS)
-        assert (rec.clip_norm, rec.clipping, rec.private) == (1.0, "individual", True)
-        assert rec.noise_std == pytest.approx(s.batch_size * s.noise_std, rel=1e-6)  # K·σ on the sum
-        assert rec.data.startswith("insurance (1,338; sha256") and "split seed 3" in rec.data
-        eps = silo_epsilon(rec, 1 / n**2)
-        assert epsilon_for_record(rec, 1 / n**2) == pytest.approx(eps, rel=1e-12)  # the library's with-replacement PLD
-        assert eps == silo_epsilon(ref, 1 / n**2)
-        direct = isrl.mbsgd_epsilon(noise_std=s.noise_std, lipschitz=1.0, batch_size=s.batch_size, n=n,
-                                    rounds=ROUNDS, delta=1 / n**2)  # fmt: skip
-        assert eps == pytest.approx(direct, rel=1e-5) and 0 < eps <= 1.0  # App. I's σ at ε = 1 is not exceeded
+@pytest.fixture
+def task_identity():
+    """The ServerApp's identity Flower sets in its process (Message() needs it to address a message)."""
+    saved = (TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id)
+    TaskIdentity.run_id, TaskIdentity.node_id, TaskIdentity.task_id = 1, 1, 1
+    yield
+    TaskIdentity._run_id, TaskIdentity._node_id, TaskIdentity._task_id = saved
 
 
 def test_insurance_setup_uses_the_paper_calibration(setup):
-    from dpcore.papers.p001_isrl import accounting as isrl
-
     silos, plan = setup
     for s in silos:
         n = len(s.labels)
@@ -103,6 +87,7 @@ def test_insurance_setup_uses_the_paper_calibration(setup):
         assert s.noise_std == pytest.approx(
             isrl.noise_std(lipschitz=1.0, rounds=ROUNDS, n=n, batch_size=s.batch_size, epsilon=1.0, delta=1 / n**2)
         )
+    assert (plan.num_silos, plan.silos_per_round, plan.rounds, plan.seed) == (3, 2, ROUNDS, 0)
     with pytest.raises(ValueError, match="silos_per_round"):
         fl.IsrlPlan(3, 4, 0.1, 3, 1, 7)
     with pytest.raises(ValueError, match="batch_size"):
@@ -113,12 +98,15 @@ def test_insurance_setup_uses_the_paper_calibration(setup):
         dataclasses.replace(silos[0], lipschitz=-1.0)
     with pytest.raises(ValueError, match="rounds must equal plan.rounds"):
         fl.in_process([dataclasses.replace(s, rounds=ROUNDS + 1) for s in silos], plan)
+    with pytest.raises(ValueError, match="silo-source"):
+        fl.load_federation({"num-silos": 3})
+    with pytest.raises(ValueError, match="partition-id"):
+        fl.silo_of({"partition-id": 3}, RUN_CONFIG)
 
 
-def test_silo_record_is_the_in_process_record_and_the_client_keeps_to_its_rounds(setup):
-    """Without clipping the Lipschitz bound is the record's C; a silo refuses a round beyond its R."""
-    from flwr.common import Code, FitIns, GetPropertiesIns, ndarrays_to_parameters
-
+def test_silo_record_is_the_in_process_record_and_the_silo_keeps_to_its_rounds(setup):
+    """Without clipping the Lipschitz bound is the record's C; a silo refuses a round beyond its R and a replay,
+    and its ledger (Context.state) holds every round it trained."""
     silos, plan = setup
     free = [dataclasses.replace(s, clip=None, lipschitz=2.5, data="toy") for s in silos]
     _, reference = fl.in_process(free, plan, return_records=True)
@@ -126,14 +114,22 @@ def test_silo_record_is_the_in_process_record_and_the_client_keeps_to_its_rounds
     assert reference[(0, 1)].clip_norm == 2.5 and reference[(0, 1)].data == "toy"
     with pytest.raises(ValueError, match="lipschitz"):
         fl.silo_record(dataclasses.replace(silos[0], clip=None))
-    client = fl.make_client(silos[0], plan.seed)
-    props = client.get_properties(GetPropertiesIns({"record": True})).properties
-    assert props["silo"] == 0 and RunRecord.from_dict(json.loads(props["record"])) == fl.silo_record(silos[0])
-    assert "record" not in client.get_properties(GetPropertiesIns({})).properties
-    model = ndarrays_to_parameters([np.zeros((1, plan.dim), np.float32)])
-    assert client.fit(FitIns(model, {"round": ROUNDS})).status.code == Code.OK
-    with pytest.raises(ValueError, match=f"round must be in \\[1, {ROUNDS}\\]"):
-        client.fit(FitIns(model, {"round": ROUNDS + 1}))
+    spec, state = silos[0], RecordDict()
+    described = fl.silo_description(spec)["silo"]
+    assert (described["index"], described["rounds"]) == (0, ROUNDS)
+    model = np.zeros((1, plan.dim), np.float32)
+    reply = fl.silo_train(spec, plan.seed, fl.train_instruction(model, ROUNDS), state)
+    expected = fl.silo_message(fl._one_silo_pool(spec), spec, model, seed=0, round_index=ROUNDS - 1)
+    np.testing.assert_array_equal(reply["update"]["update"].numpy(), expected)
+    assert fl.read_update(reply, silo=0, round_=ROUNDS, plan=plan, record=fl.silo_record(spec)).shape == (1, plan.dim)
+    assert fl.silo_ledger(state) == [ROUNDS] and reply["silo"]["rounds-trained"] == 1
+    with pytest.raises(ValueError, match=f"config.round must be in \\[1, {ROUNDS}\\]"):
+        fl.silo_train(spec, plan.seed, fl.train_instruction(model, ROUNDS + 1), state)
+    with pytest.raises(ValueError, match="already trained"):
+        fl.silo_train(spec, plan.seed, fl.train_instruction(model, ROUNDS), state)
+    with pytest.raises(ValueError, match="field 'model.model' must be float32 of shape"):
+        fl.silo_train(spec, plan.seed, fl.train_instruction(np.zeros((2, plan.dim)), 1), state)
+    assert fl.silo_ledger(state) == [ROUNDS]  # refused rounds are not entered
 
 
 def test_per_silo_pool_is_mb_sgd_with_independent_silo_generators(setup):
@@ -149,63 +145,149 @@ def test_per_silo_pool_is_mb_sgd_with_independent_silo_generators(setup):
         w = (torch.as_tensor(w) - torch.tensor(plan.stepsize, dtype=torch.float32) * torch.as_tensor(g)).numpy()
         iterates.append(w)
     np.testing.assert_allclose(w_twin, np.mean(iterates[-2:], axis=0), rtol=1e-5, atol=1e-7)
-    assert isinstance(pool, algorithms.SiloPool)
 
 
-def test_flower_simulation_equals_in_process_and_sees_only_noised_messages(setup):
+def test_server_main_loop_on_a_local_grid_equals_in_process(setup, task_identity, tmp_path):
+    """The ServerApp's loop with the real ClientApp handlers (a grid in this process): the in-process model and
+    records, only noised messages; the result survives its JSON file."""
     silos, plan = setup
-    seen = Recorder()
-    start = time.perf_counter()
-    w_flower, records = fl.simulate(silos, plan, observer=seen, return_records=True)
-    flower_s = time.perf_counter() - start
-    start = time.perf_counter()
-    w_local, reference = fl.in_process(silos, plan, return_records=True)
-    local_s = time.perf_counter() - start
-    print(f"\nFlower simulation {flower_s:.1f}s vs in-process {local_s:.3f}s")
-    np.testing.assert_allclose(w_flower, w_local, rtol=1e-5, atol=1e-6)
-    _check_only_noised(silos, plan, seen.seen)
-    _check_records(silos, records, reference)
+    result = fl.run_server(LocalGrid(RUN_CONFIG, 3), plan, connect_timeout=5, round_timeout=5)
+    check_equals_in_process(result, silos, plan)
+    back = fl.read_result(fl.write_result(tmp_path, result).parent)
+    np.testing.assert_array_equal(back.model, result.model)
+    assert back.records == result.records and back.plan == plan and len(back.observed()) == len(result.observed())
+    for (r1, s1, m1, g1), (r2, s2, m2, g2) in zip(back.observed(), result.observed(), strict=True):
+        assert (r1, s1) == (r2, s2) and np.array_equal(m1, m2) and np.array_equal(g1, g2)
+    assert {s: rec.steps for s, rec in result.spent_records().items()} == {s: len(result.asked(s)) for s in range(3)}
+    with pytest.raises(fl.FederationError, match="boom"):
+        fl.read_result(fl.write_result(tmp_path / "err", RuntimeError("boom")).parent)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def _tampered(content: RecordDict, field: str) -> RecordDict:
+    """A copy of a valid reply with ``field`` broken."""
+    out = RecordDict({"update": ArrayRecord(dict(content["update"])), "silo": ConfigRecord(dict(content["silo"]))})
+    if field == "update":
+        del out["update"]
+    elif field == "update.update":
+        out["update"] = ArrayRecord({"update": Array(np.zeros((1, 8), np.float32))})
+    elif field == "update.nan":
+        out["update"] = ArrayRecord({"update": Array(np.full((1, 7), np.nan, np.float32))})
+    elif field == "silo":
+        del out["silo"]
+    elif field == "silo.index":
+        out["silo"]["index"] = 2
+    elif field == "silo.round":
+        out["silo"]["round"] = 3
+    elif field == "silo.rounds-trained":
+        out["silo"]["rounds-trained"] = 0
+    elif field == "silo.record":
+        out["silo"]["record"] = "{}"
+    elif field == "silo.record.other":
+        out["silo"]["record"] = out["silo"]["record"].replace('"data": "insurance', '"data": "other')
+    return out
 
 
-def test_silos_as_separate_processes_over_loopback(setup, tmp_path):
-    """The server runs here (with the recorder); each silo is its own process talking gRPC over 127.0.0.1 and
-    writes its own run record (``--record``)."""
+@pytest.mark.parametrize(
+    ("field", "message"),
+    [("update", "field 'update' is missing"), ("update.update", "field 'update.update' must be float32 of shape"),
+     ("update.nan", "field 'update.update' has non-finite"), ("silo", "field 'silo' is missing"),
+     ("silo.index", "field 'silo.index' is 2"), ("silo.round", "field 'silo.round' is 3"),
+     ("silo.rounds-trained", "field 'silo.rounds-trained' must be in"),
+     ("silo.record", "field 'silo.record' is not a run record"), ("silo.record.other", "field 'silo.record' differs")],
+)  # fmt: skip
+def test_a_malformed_reply_is_refused_naming_the_field(setup, field, message):
     silos, plan = setup
-    address = f"127.0.0.1:{_free_port()}"
-    env = {**os.environ, "PYTHONPATH": str(repo_root()), "OMP_NUM_THREADS": "1"}
-    args = ["--address", address, "--num-silos", "3", "--silos-per-round", "2", "--rounds", str(ROUNDS)]
-    procs = [
-        subprocess.Popen([sys.executable, "-m", SILO_MODULE, "silo", "--silo", str(i), *args,
-                          "--record", str(tmp_path / f"silo{i}.json")],
-                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        for i in range(len(silos))
-    ]  # fmt: skip
+    good = fl.silo_train(
+        silos[1], plan.seed, fl.train_instruction(np.zeros((1, plan.dim), np.float32), 1), RecordDict()
+    )
+    record = fl.silo_record(silos[1])
+    fl.read_update(good, silo=1, round_=1, plan=plan, record=record)
+    with pytest.raises(fl.MalformedReply, match=re.escape(message)) as err:
+        fl.read_update(_tampered(good, field), silo=1, round_=1, plan=plan, record=record)
+    assert str(err.value).startswith("silo 1, round 1: field '")
+
+
+def test_refused_and_lost_silos_are_left_out_and_still_spend(setup, task_identity):
+    """All three silos asked every round; silo 1's update is malformed, silo 2's reply is lost in round 2 (after it
+    trained) and refused by the silo itself in round 3: each round averages the accepted messages; every asked round
+    counts against the silo's budget (ε of its spent record), whether or not its update was used."""
+    config = {**RUN_CONFIG, "silos-per-round": 3}
+    silos, plan = fl.load_federation(config)
+
+    def tamper(silo, round_, reply):
+        if silo == 1:
+            return _tampered(reply.content, "update.update")
+        if silo == 2 and round_ == 2:
+            return None
+        if silo == 2 and round_ == 3:
+            return Error(code=2, reason="ValueError: the silo refused")
+        return reply
+
+    result = fl.run_server(LocalGrid(config, 3, tamper), plan, connect_timeout=5, round_timeout=5)
+    for r in result.rounds:
+        assert sorted(r.asked) == [0, 1, 2] and 1 in r.refused and "field 'update.update'" in r.refused[1]
+    assert [sorted(r.answered) for r in result.rounds] == [[0, 2], [0], [0], [0, 2]]
+    assert result.rounds[1].lost == {2: "no reply within 5 s"} and "the silo refused" in result.rounds[2].refused[2]
+    # each round steps with the mean of the messages it accepted (the silos' true messages at the model sent)
+    w = np.zeros((1, plan.dim), np.float32)
+    for r in result.rounds:
+        np.testing.assert_array_equal(r.model, w)
+        for s, g in r.messages.items():
+            np.testing.assert_array_equal(g, fl.silo_message(fl._one_silo_pool(silos[s]), silos[s], w, seed=0,
+                                                             round_index=r.round - 1))  # fmt: skip
+        step = torch.tensor([plan.stepsize], dtype=torch.float64).to(torch.float32)
+        w = torch.as_tensor(w) - step * torch.stack([torch.as_tensor(r.messages[s]) for s in r.answered]).mean(0)
+        w = w.numpy()
+    spent = result.spent_records()
+    assert {s: rec.steps for s, rec in spent.items()} == {0: 4, 1: 4, 2: 4}
+    assert (result.used(1), result.used(2)) == ([], [1, 4])
+    n = spent[2].dataset_size
+    used_only = spent[2].replace(steps=len(result.used(2)))
+    assert epsilon_for_record(spent[2], 1 / n**2) > epsilon_for_record(used_only, 1 / n**2)
+
+
+def test_server_names_the_silos_that_never_connected(setup, task_identity):
+    silos, plan = setup
+    grid = LocalGrid(RUN_CONFIG, 3)
+    del grid.contexts[1002]
+    with pytest.raises(fl.FederationError, match=re.escape("2 of 3 SuperNodes connected within 0.5 s: silos [2]")):
+        fl.run_server(grid, plan, connect_timeout=0.5, round_timeout=5)
+    grid = LocalGrid(RUN_CONFIG, 3)
+    grid.contexts[1002].node_config["partition-id"] = 1
+    with pytest.raises(fl.FederationError, match=re.escape("silos [1] are each held by several SuperNodes")):
+        fl.run_server(grid, plan, connect_timeout=5, round_timeout=5)
+
+
+def test_flower_simulation_runtime_equals_in_process_and_sees_only_noised_messages(setup, tmp_path):
+    """``flwr run`` of the app project on a SuperLink --simulation (127.0.0.1, free port): 3 simulated SuperNodes
+    on a local Ray instance (started here with retries, as flower_loopback.simulate does); nothing of the
+    federation is left running afterwards."""
+    from dpcore.experiments.ray_backend import start_local_ray
+
+    silos, plan = setup
+    ray = pytest.importorskip("ray")
+    start = time.perf_counter()
+    ray_tmp = tempfile.mkdtemp(prefix="dpfl-ray-")
+    start_local_ray(2, temp_dir=ray_tmp, runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(sys.path)}})
     try:
-        seen = Recorder()
-        start = time.perf_counter()
-        w_net, records = fl.serve(plan, address=address, observer=seen, return_records=True)
-        print(f"\nloopback run {time.perf_counter() - start:.1f}s (server side, silos' start-up included)")
-        for p in procs:
-            assert p.wait(timeout=120) == 0, p.stderr.read().decode()[-2000:]
+        ray_s = time.perf_counter() - start
+        with flower_loopback.LocalFederation(tmp_path, simulation=True,
+                                             ray_address=ray.get_runtime_context().gcs_address) as fed:  # fmt: skip
+            result = fed.run(RUN_CONFIG, timeout_s=600,
+                             federation_config={"num-supernodes": 3, "client-resources-num-cpus": 1})  # fmt: skip
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(timeout=30)
-    w_local, reference = fl.in_process(silos, plan, return_records=True)
-    np.testing.assert_allclose(w_net, w_local, rtol=1e-5, atol=1e-6)
-    _check_only_noised(silos, plan, seen.seen)
-    _check_records(silos, records, reference)
-    for i in range(len(silos)):  # each silo's own copy is the one the server got
-        kept = RunRecord.from_dict(json.loads((tmp_path / f"silo{i}.json").read_text()))
-        assert kept == records[(0, i)]
-    written = json.loads(write_records(tmp_path / "records.json", records).read_text())
-    assert sorted(written) == ["silo 0", "silo 1", "silo 2"]
-    assert math.isfinite(written["silo 2"].pop("epsilon_at_delta_1_over_n2"))
-    assert RunRecord.from_dict(written["silo 2"]) == reference[(0, 2)]
+        ray.shutdown()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    print(f"\nFlower simulation runtime: {time.perf_counter() - start:.1f}s (Ray start {ray_s:.1f}s, flwr run, "
+          "SuperLink start and stop)")  # fmt: skip
+    assert fed.processes() == []
+    check_equals_in_process(result, silos, plan)
+
+
+def test_no_legacy_flower_api_is_left():
+    """Flower's retired APIs (its NumPy client, the legacy server/client entry points and simulation function,
+    the strategy module of flwr.server) appear nowhere in dpcore."""
+    legacy = re.compile(r"NumPyClient|start_server|start_client|run_simulation|flwr\.server\.strategy")
+    hits = [f"{p}:{i}" for p in sorted((repo_root() / "dpcore").rglob("*.py"))
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if legacy.search(line)]  # fmt: skip
+    assert hits == []
