@@ -35,6 +35,7 @@ from dpcore.papers.p000_proactive import e1
 from dpcore.papers.p000_proactive.tables import SETTINGS, TABLE_3_5, TABLES_6_8
 from dpcore.training.async_logreg import LogRegRun, classification_metrics, logistic_predict, simulate_async_logreg
 from dpcore.validation import check_choice, check_nonnegative, check_positive, check_positive_int
+from dpcore.verdicts import scope_phrase
 
 __all__ = [
     "OBJECTIVES",
@@ -637,6 +638,9 @@ def claim_values(results: dict[str, dict[str, pd.DataFrame]],
             text = (f"decided on the comparisons above the majority-class floor (the constant predictor's accuracy + 1 "
                     f"point: {_floor_text(floors)}); left out, at or below it: "
                     + ", ".join(f"{c['n']} {c['o']}" for c in left) + " | " + text)
+        scope = scope_phrase(len(used) if left and len(left) < len(comps) else len(comps), len(comps),
+                             "configurations (data set × objective)")  # fmt: skip
+        text = (f"stand-in data ({', '.join(results)}; the paper names no data set): decided by {scope} | " + text)
         out[key] = (all(c["holds"] for c in used), text + (f" | {details[key]}" if key in details else ""))
     if set(out) != set(CONVEX_CLAIMS):
         raise ValueError(f"claim keys differ: {sorted(set(out) ^ set(CONVEX_CLAIMS))}")

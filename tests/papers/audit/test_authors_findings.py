@@ -13,7 +13,6 @@ CSV = Path(__file__).resolve().parents[3] / "figures" / "audit" / "authors_modes
 
 
 @pytest.mark.parametrize("paper, key, modes, decimals", [
-    ("001", "authors_batch_mean_audited", ("authors_batch_mean", "algorithm2_per_record"), 2),
     ("002", "authors_configuration_audited", ("authors_configuration.eps0.2", "authors_configuration.eps1"), 3),
 ])  # fmt: skip
 def test_audit_finding_quotes_the_committed_lower_bounds(paper, key, modes, decimals):
@@ -56,19 +55,22 @@ def _finding(paper, key):
     return next(f for f in findings() if (f.paper, f.key) == (paper, key))
 
 
-def test_001_readings_quote_the_committed_insurance_table():
-    """Issue 41: each reading of 'MB-SGD beats Local SGD' names its values and the ε that ran, from the committed
-    table (per-example clipping and the authors' batch-mean mode beside ISRL-DP Local SGD, N = 10, M = 5)."""
-    table = pd.read_csv(CSV.parents[1] / "paper" / "001_isrl_dp" / "insurance_authors_batch_mean.csv")
-    panel = table[(table["N"] == 10) & (table["M"] == 5) & (table["epsilon"] <= 2)].sort_values("epsilon")
-    per_example, batch_mean = _finding("001", "batch_mean_clipping").readings
-    for column, reading in (("mb_sgd_per_example", per_example), ("mb_sgd_batch_mean", batch_mean)):
-        gaps = ", ".join(f"{d:+.3f}".replace("-", "−") for d in panel[column] - panel["local_sgd"])
-        assert gaps.lstrip("+") in reading, (column, gaps)
-    assert ", ".join(f"{e:.3g}" for e in panel["epsilon_ran_upper"]).replace("1.37e+03", "1366") in batch_mean
-    audit = _finding("001", "batch_mean_mode_orderings")
-    low, high = table["epsilon_ran_upper"].min(), table["epsilon_ran_upper"].max()
-    assert f"{low:.1f}–{high:,.0f}" in audit.text and audit.kind == "audit"
+def test_001_audit_findings_are_estimates_that_name_their_tables():
+    """Issue 50: 001's audit of the authors' batch-mean clipping is a GDP-style estimate without a Clopper–Pearson
+    bound: labelled an estimate, it never "changes a conclusion"; its numbers live in the committed table (the
+    finding names it, quotes none), and the table says the mode exceeds the claim while Algorithm 2 does not."""
+    import re
+
+    table = pd.read_csv(CSV, dtype={"paper": str}).set_index(["paper", "mode"])
+    assert bool(table.loc[("001", "authors_batch_mean"), "exceeds_claim"])
+    assert not bool(table.loc[("001", "algorithm2_per_record"), "exceeds_claim"])
+    for key in ("authors_batch_mean_audited", "batch_mean_mode_orderings"):
+        finding = _finding("001", key)
+        assert finding.kind == "audit" and finding.confidence is None and not finding.changes_a_conclusion
+        assert finding.weight_words == "an estimate (no confidence bound)"
+        text = finding.text.replace("printed 0.125–3", "")  # the paper's ε grid
+        assert not re.search(r"\d\.\d{2}|\d,\d{3}", text), text  # no measured value in prose
+        assert "authors_modes.csv" in finding.evidence or "insurance_authors_batch_mean" in finding.evidence
 
 
 def test_002_readings_quote_the_committed_table1_cells_and_ablation():
