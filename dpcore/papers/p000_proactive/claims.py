@@ -15,7 +15,7 @@ import math
 from dpcore.claims import ClaimSpec, Erratum, Finding, Interval, NotebookClaims, specs_by_key
 from dpcore.papers.p000_proactive.evidence import CONTROL_PIPELINE as _MNIST_PIPELINE
 from dpcore.papers.p000_proactive.evidence import rule as _mnist_rule
-from dpcore.verdicts import TrainedRule
+from dpcore.verdicts import TrainedRule, Weight, changes_conclusion
 
 __all__ = [
     "SPECS", "CLAIMS", "TABLE_SPECS", "TABLE_CLAIMS", "CONVEX_SPECS", "CONVEX_CLAIMS", "NONCONVEX_SPECS",
@@ -1766,6 +1766,28 @@ NOTEBOOKS: tuple[NotebookClaims, ...] = (
 #: the claims whose runs need a GPU (AlexNet on CIFAR-10): why the paper profile has not run them
 GPU_KEYS: tuple[str, ...] = ("nonconvex.cifar10.*",)
 
+
+
+def _weight(*patterns: str) -> Weight:
+    """The :class:`~dpcore.verdicts.Weight` of an erratum finding: among its numeric rows (``patterns``), the one the
+    correction moves most (relative), printed against corrected, both from the paper's own formulas (the rows'
+    errata, deterministic).  Its ``conclusion`` is then :func:`~dpcore.verdicts.changes_conclusion` of it."""
+    import fnmatch
+
+    moved = [(float(sp.value), float(sp.explanation.expected)) for sp in SPECS
+             if sp.explanation is not None and any(fnmatch.fnmatchcase(sp.key, p) for p in patterns)
+             and not isinstance(sp.value, bool) and isinstance(sp.value, int | float)]  # fmt: skip
+    printed, corrected = max(moved, key=lambda pc: abs(pc[1] - pc[0]) / abs(pc[0]))
+    return Weight(printed, corrected)
+
+
+_EQ6 = _weight("table*.epsilon_eq6")
+_E1 = _weight("table6.eps0.1.s", "table6.eps1.s", "table*.epsilon_implied", "table8.eps1.5.s", "table8.eps3.s",
+              "table8.eps3.sigma")  # fmt: skip
+_GAMMA = _weight("sec3.3.gamma.*", "thm3.2.two_gamma")
+_TMIN = _weight("table9.*.T_min_asym", "table10.*.T_min_asym", "table11.*.T_min_asym")
+_SLIPS = _weight("appB4.theta_max")
+
 FINDINGS: tuple[Finding, ...] = (
     Finding("000", "tables3_5", "reproduced", "Tables 3–5's σ and ε follow from Theorem 3.1 / eq. (6) as printed.",
             "Tables 3–5 reproduced", False, ("table3.*", "table4.*", "table5.*"),
@@ -1773,32 +1795,34 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("000", "eq6_drops_eps", "erratum",
             "Tables 6–8 take σ = sqrt(2 ln(1/δ)/ε), dropping the '+ε' of eq. (6): at each printed σ, eq. (6) gives an "
             "ε 1–39 % above the row's label.",
-            "Tables 6–8's σ drop eq. (6)'s +ε (ε up to 39 % above the label)", True, ("table*.epsilon_eq6",),
-            "eq. (6) at the printed σ: dpcore.papers.p000_proactive.tables; notebook proactive_dp_tables"),
+            "Tables 6–8's σ drop eq. (6)'s +ε (ε up to 39 % above the label)", changes_conclusion(_EQ6),
+            ("table*.epsilon_eq6",),
+            "eq. (6) at the printed σ: dpcore.papers.p000_proactive.tables; notebook proactive_dp_tables", weight=_EQ6),
     Finding("000", "e1_step_rows", "erratum",
             "Some rows of Tables 6 and 8 do not follow from the paper's own E.1 step: the row labelled ε = 1.5 is the "
             "ε ≈ 1.25 row, ε = 3's s and σ match no E.1 step, and two printed s exceed the largest admissible s.",
-            "some Table 6/8 rows do not follow from the E.1 step", False,
+            "some Table 6/8 rows do not follow from the E.1 step", changes_conclusion(_E1),
             ("table6.eps0.1.s", "table6.eps1.s", "table*.epsilon_implied", "table8.eps1.5.s", "table8.eps3.s",
              "table8.eps3.sigma"),
-            "the paper-mode E.1 search and step (dpcore.papers.p000_proactive.results)"),
+            "the paper-mode E.1 search and step (dpcore.papers.p000_proactive.results)", weight=_E1),
     Finding("000", "gamma_update", "erratum",
             "§3.3's γ: the calculators apply one update F(2), which overshoots the fixed point γ* = 3.1–4.6 of "
             "Tables 9–11's operating points; so γ is not ≈ 2 and Theorem 3.2's tightness factor 2γ is 6.3–9.2, "
             "not ≈ 4.",
-            "§3.3's γ is not ≈ 2 (so 2γ is not ≈ 4)", False,
+            "§3.3's γ is not ≈ 2 (so 2γ is not ≈ 4)", changes_conclusion(_GAMMA),
             ("sec3.3.gamma.*", "thm3.2.two_gamma"),
-            "fixed-point iteration of F (dpcore.papers.p000_proactive.results)"),
+            "fixed-point iteration of F (dpcore.papers.p000_proactive.results)", weight=_GAMMA),
     Finding("000", "tmin_asym_batch", "erratum",
             "Tables 9–11's f-DP ε of T_min_asym is the CLT accountant at twice the stated batch; at the stated batch "
             "the ε, the tightness factors and two of the three targets change.",
-            "Tables 9–11's T_min_asym ε use twice the stated batch", True,
+            "Tables 9–11's T_min_asym ε use twice the stated batch", changes_conclusion(_TMIN),
             ("table9.*.T_min_asym", "table10.*.T_min_asym", "table11.*.T_min_asym", "appD4.target_missed.*"),
-            "the GDP CLT accountant at T = k²/(2ε) vs k²/(4ε) (notebook proactive_dp_tables)"),
+            "the GDP CLT accountant at T = k²/(2ε) vs k²/(4ε) (notebook proactive_dp_tables)", weight=_TMIN),
     Finding("000", "appendix_slips", "erratum",
             "Two slips in the appendices: App. B.4's θ range ends at 6e/2.4 = 6.796, not 6.85, and App. E.1's restart "
             "example rejects s_2 = 1 at once instead of finding the maximum.", "two appendix slips (B.4, E.1)",
-            False, ("appB4.theta_max", "appE1.restart_s1_finds_max"), "notebook proactive_dp_tables"),
+            changes_conclusion(_SLIPS), ("appB4.theta_max", "appE1.restart_s1_finds_max"),
+            "notebook proactive_dp_tables", weight=_SLIPS),
     Finding("000", "mnist_accuracy", "trained",
             "MNIST at ε = 0.15 (Fig. 3c / 13: 93 %, within 10 points of non-private) and the non-private 98 %, decided "
             "by the rules from every committed run of both readings of the step; the authors' code is not public.",
@@ -1826,7 +1850,7 @@ FINDINGS: tuple[Finding, ...] = (
             "Fig. 9's 's = 10 is worst' cannot be decided: s = 10 and the lowest other s both end below 20 % (twice "
             "chance) under Algorithm 4 as printed, so their order is noise.",
             "Fig. 9's 's = 10 worst' inconclusive (runs at chance)",
-            True, ("nonconvex.mnist.s10_worst", "nonconvex.mnist.larger_s_better"),
+            False, ("nonconvex.mnist.s10_worst", "nonconvex.mnist.larger_s_better"),
             "the s sweep under results/paper/000_mnist/ (nonconvex_report.undecided)"),
     Finding("000", "cifar10_gpu", "not-run",
             "Figs. 10 and 14 and Sec. 5's numbers (AlexNet on CIFAR-10) are not run: they need a GPU (dry run: 42.9 "

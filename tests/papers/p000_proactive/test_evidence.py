@@ -95,3 +95,17 @@ def test_no_value_of_ours_in_the_specs_or_the_trained_findings():
             assert not re.search(r"\d\.\d{2}|\b[0-9a-f]{16}\b", text), f.key
     standin = next(f for f in FINDINGS if f.key == "convex_standin")
     assert "stand-in" in standin.short and "ijcnn1" in standin.short
+
+
+def test_erratum_findings_follow_the_conclusion_rule():
+    """Issue 50: "changes a conclusion" of each erratum finding is dpcore.verdicts.changes_conclusion of its weight
+    (the largest relative move among its rows' deterministic corrections); an undecided finding changes none."""
+    from dpcore.verdicts import changes_conclusion
+
+    for f in FINDINGS:
+        if f.kind == "erratum":
+            assert f.weight is not None and f.conclusion == changes_conclusion(f.weight), f.key
+        if f.kind in ("inconclusive", "trained", "not-run"):
+            assert not f.conclusion, f.key
+    slips = next(f for f in FINDINGS if f.key == "appendix_slips")
+    assert (slips.weight.printed, slips.weight_words) == (6.85, "cosmetic")  # 6.85 -> 6.796: under a 10 % move
