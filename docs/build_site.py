@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import functools
 import html
 import math
 import os
@@ -199,10 +200,19 @@ def short(value: str, limit: int = 40) -> str:
     return text
 
 
-def html_table(header: list[str], rows: list[list[str]], *, classes: str = "table dpcore-table") -> str:
-    """A raw HTML table inside a MyST ``{raw} html`` block: ``header`` is escaped here, ``rows`` are HTML cells
-    (escaped by the caller); a row of another length than ``header`` raises ``ValueError``."""
-    lines = ["```{raw} html", f'<div class="dpcore-table-wrap"><table class="{classes}">', "<thead><tr>"]
+def html_table(header: list[str], rows: list[list[str]], *, classes: str = "table dpcore-table", fold: str = "") -> str:
+    """A raw HTML table inside a MyST ``{raw} html`` block (:func:`table_markup`); with ``fold`` (escaped HTML), the
+    table is folded under a ``<details>`` whose summary is ``fold`` (issue 54: paper 001's page was 71,000 px tall)."""
+    markup = table_markup(header, rows, classes=classes)
+    if fold:
+        markup = f'<details class="dpcore-fold"><summary>{fold}</summary>\n{markup}\n</details>'
+    return "\n".join(["```{raw} html", markup, "```", ""])
+
+
+def table_markup(header: list[str], rows: list[list[str]], *, classes: str = "table dpcore-table") -> str:
+    """A raw HTML table: ``header`` is escaped here, ``rows`` are HTML cells (escaped by the caller); a row of another
+    length than ``header`` raises ``ValueError``."""
+    lines = [f'<div class="dpcore-table-wrap"><table class="{classes}">', "<thead><tr>"]
     lines += [f"<th>{esc(h)}</th>" for h in header]
     lines.append("</tr></thead><tbody>")
     labels = [esc(h) for h in header]  # each cell names its column: narrow screens stack the cells
@@ -212,7 +222,7 @@ def html_table(header: list[str], rows: list[list[str]], *, classes: str = "tabl
         lines.append(
             "<tr>" + "".join(f'<td data-label="{h}">{cell}</td>' for h, cell in zip(labels, row, strict=True)) + "</tr>"
         )
-    lines += ["</tbody></table></div>", "```", ""]
+    lines.append("</tbody></table></div>")
     return "\n".join(lines)
 
 
@@ -228,8 +238,42 @@ def md_text(text: object) -> str:
 
 
 def inline_code(escaped: str) -> str:
-    """Already-escaped HTML text with its Markdown `code spans` as ``<code>``."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    """Already-escaped HTML text with its Markdown `code spans` as ``<code>``, and line-break opportunities in its long
+    identifiers and paths (:func:`soft_breaks`)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", soft_breaks(escaped))
+
+
+#: a long token of escaped text (an identifier, a key, a path, a list of hashes), and the places where it may break:
+#: after ``.``, ``_``, ``/``, ``:`` or ``=`` followed by a letter, after ``{``, ``,`` or ``@`` followed by eight or
+#: more letters or digits (a hash) -- never inside a number such as 0.0123, 1e-05, 16,909 or 16909/7
+_LONG_TOKEN = re.compile(r"[^\s<>`]{14,}")
+_BREAK_AT = re.compile(r"(?<=[._/:=])(?=[A-Za-z])|(?<=[{,@])(?=[A-Za-z0-9]{8})")
+
+
+#: a token of escaped text (entities and backticks end it), one that holds a place where browsers break lines (a hyphen,
+#: a dash, a slash), and a compound of words whose hyphen or dash may end a line (replace-one, inclusion–exclusion)
+_TOKEN = re.compile(r"[^\s<>`&]+")
+_JOINS = re.compile(r"[-–/]")
+_WORD_COMPOUND = re.compile(r"[(\[]?[A-Za-z]+(?:[-–][A-Za-z]+)+[)\],.;:]*")
+
+
+def soft_breaks(escaped: str) -> str:
+    """Already-escaped HTML text whose tokens break only where a reader expects it (issue 54: at 1280 px tables broke
+    "16909" and "erratum" mid-token; ``_static/dpcore.css`` no longer breaks anywhere): a long key or path gets
+    ``<wbr>`` (a line-break opportunity) between its parts (``003.table3.`` / ``mnist_sh``); a number or formula
+    that holds a hyphen, a dash or a slash (``5.0375e-05``, ``L84-85``, ``ln(1/δ)/σ²``, ``(CIFAR-10)``), where
+    browsers would break it, is kept on one line (``<span class="dpcore-nowrap">``); words and compounds of words
+    (``replace-one``) are left as they are."""
+
+    def one(match: re.Match) -> str:
+        token = match.group(0)
+        if len(token) >= 14 and _BREAK_AT.search(token):
+            return _BREAK_AT.sub("<wbr>", token)
+        if _JOINS.search(token) and not _WORD_COMPOUND.fullmatch(token):
+            return f'<span class="dpcore-nowrap">{token}</span>'
+        return token
+
+    return _TOKEN.sub(one, escaped)
 
 
 def slug(text: str) -> str:
@@ -481,6 +525,60 @@ def stage_notebook(site: Site, key: str) -> bool:
     return executed
 
 
+#: what ``Report.figure`` returns, printed when the call ends a cell: ``{'png': PosixPath('figures/...'), ...}``
+FIGURE_PATHS_REPR = re.compile(r"^\{'(?:png|pdf|csv)': \w*Path\(")
+_LABEL_CELL = re.compile(r"\((nbcell-[a-z0-9-]+)\)=")
+
+
+def embed_figures(site: Site, key: str) -> int:
+    """Show each figure of notebook ``key`` under the cell that draws it (issue 54: the pages printed the dict of paths
+    ``report.figure`` returns, ``{'png': PosixPath('figures/...')}``, and no figure).
+
+    Run after every notebook is staged (:func:`stage_notebook` records the figure calls): each PNG of the notebook's
+    figure folder that :func:`drawn_by` gives to a cell of this notebook goes, as a MyST figure of the staged copy
+    under ``figures/`` with its file name as caption, in a markdown cell right after that cell; the dict of paths
+    (:data:`FIGURE_PATHS_REPR`) goes.  Returns how many figures the page shows."""
+    import nbformat
+
+    path = site.src / "notebooks" / f"{key}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    folder = key.split("/")[0]
+    up = "../" * (key.count("/") + 1)  # from notebooks/<key>.ipynb back to the staged root
+    shown: dict[str, list[str]] = {}
+    for png in sorted((site.src / "figures" / folder).glob("*.png")):
+        call = drawn_by(site.drawing.get(folder, []), png.stem)
+        if call is not None and call.notebook == key:
+            shown.setdefault(call.label, []).append(png.name)
+    cells, label, count = [], None, 0
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.cell_type == "markdown":
+            found = _LABEL_CELL.fullmatch(cell.source.strip())
+            label = found.group(1) if found else label
+            continue
+        if cell.cell_type != "code":
+            continue
+        cell["outputs"] = [
+            o
+            for o in cell.get("outputs", [])
+            if not (o.get("output_type") == "execute_result"
+                    and FIGURE_PATHS_REPR.match(str(o.get("data", {}).get("text/plain", ""))))
+        ]  # fmt: skip
+        names = shown.pop(label, []) if label else []
+        label = None
+        if names:
+            lines = []
+            for name in names:
+                rel = f"figures/{folder}/{name}"
+                lines += [f"```{{figure}} {up}{rel}", f":alt: {Path(name).stem}", ":width: 100%", "",
+                          f"`{rel}`, written by the cell above.", "```", ""]  # fmt: skip
+            cells.append(nbformat.v4.new_markdown_cell("\n".join(lines)))
+            count += len(names)
+    nb.cells = cells
+    nbformat.write(nb, path)
+    return count
+
+
 def _label_figure_cells(nb, key: str) -> list[FigureCall]:  # noqa: ANN001
     """Insert a MyST label (``(nbcell-...)=``) before every code cell that draws a figure; its figure calls.
 
@@ -656,7 +754,7 @@ def findings_section(site: Site, paper: str) -> list[str]:
             f'<span class="dpcore-weight dpcore-{"conclusion" if f.conclusion else "cosmetic"}">'
             f"{weight}</span> {inline_code(esc(f.text))}"
             f'<div class="dpcore-finding-meta">rows: {"; ".join(where) or "none in claims.csv"} · keys: {keys}'
-            f" · evidence: {inline_code(esc(f.evidence))}</div></li>"
+            f" · evidence: {inline_code(esc(f.evidence))}</div>{finding_rows_html(site, paper, f)}</li>"
         )
     lines += ["```{raw} html", '<ol class="dpcore-findings">', *items, "</ol>", "```", ""]
     return lines
@@ -712,7 +810,8 @@ def paper_page(site: Site, paper: str, executed: Mapping[str, bool]) -> str:
             continue
         mine = [r for r in quick_rows if r["key"] in set(nb.keys)]
         c = counts(mine)
-        topic_rows.append([esc(nb.topic), f"<code>{esc(nb.notebook)}</code>"] + [str(c[s]) for s in STATUSES])
+        name = f"<code>{soft_breaks(esc(nb.notebook))}</code>"
+        topic_rows.append([soft_breaks(esc(nb.topic)), name] + [str(c[s]) for s in STATUSES])
     lines.append(html_table(["topic", "notebook", *(status_label(s) for s in STATUSES)], topic_rows))
     lines += ["Every claim at the quick profile (`figures/claims.csv`; the full note of each row is in the CSV):", ""]
     lines += _claims_by_notebook(site, paper, quick_rows, "quick", level="###")
@@ -745,10 +844,10 @@ def _claims_by_notebook(site: Site, paper: str, rows: list[dict], profile: str, 
             continue
         placed.update(r["key"] for r in mine)
         lines += [f"({claims_label(paper, nb.notebook, profile)})=", f"{level} {md_text(nb.topic)}", ""]
-        lines += [f"Checked by `{nb.notebook}`:", "", _claims_table(mine)]
+        lines += [f"Checked by `{nb.notebook}`:", "", _claims_table(mine, fold=rows_summary(mine))]
     rest = [r for r in rows if r["key"] not in placed]
     if rest:
-        lines += [f"{level} Rows no notebook claims", "", _claims_table(rest)]
+        lines += [f"{level} Rows no notebook claims", "", _claims_table(rest, fold=rows_summary(rest))]
     return lines
 
 
@@ -767,13 +866,13 @@ def _explanations(site: Site, paper: str, quick_rows: list[dict]) -> list[str]:
         finding = next((f for f in covering if f.covers(spec.key)), None)
         link = f'<a href="#finding-{slug(paper)}-{slug(finding.key)}">{esc(finding.key)}</a>' if finding else "—"
         cells = [
-            f"<code>{esc(spec.key)}</code><br>{status_cell(type(why).status)}"
+            f"<code>{soft_breaks(esc(spec.key))}</code><br>{status_cell(type(why).status)}"
             + (f"<br><small>finding: {link}</small>" if covering else ""),
-            esc(spec.artifact),
-            esc(short(str(spec.value))) + f"<br><small>{esc(spec.location)}</small>",
-            esc(short(str(why.expected))) + f" ({esc(why.tolerance)})",
+            soft_breaks(esc(spec.artifact)),
+            soft_breaks(esc(short(str(spec.value)))) + f"<br><small>{soft_breaks(esc(spec.location))}</small>",
+            soft_breaks(esc(short(str(why.expected)))) + f" ({soft_breaks(esc(why.tolerance))})",
             inline_code(esc(why.evidence)),
-            esc(short(ours.get("our_value", ""))) + "<br>" + status_cell(ours.get("status", "not-run")),
+            soft_breaks(esc(short(ours.get("our_value", "")))) + "<br>" + status_cell(ours.get("status", "not-run")),
         ]
         table.append(cells)
     n = {k: sum(type(explanation_of(s)).status == k for s in explained) for k in ("erratum", "not-reproduced",
@@ -784,25 +883,59 @@ def _explanations(site: Site, paper: str, quick_rows: list[dict]) -> list[str]:
         f'it), {n["inconclusive"]} inconclusive (the data cannot decide). "Expected" is the corrected value of '
         "an erratum, our committed value otherwise (`figures/ERRATA.md` is the same list for all papers):",
         "",
-        html_table(["key", "artifact", "printed (where)", "expected", "evidence", "ours (quick)"], table),
+        html_table(
+            ["key", "artifact", "printed (where)", "expected", "evidence", "ours (quick)"],
+            table,
+            fold=esc(f"{len(explained)} explained claims"),
+        ),
     ]
     return lines
 
 
-def _claims_table(rows: list[dict]) -> str:
-    table = [
+CLAIMS_HEADER = ["key", "artifact", "quantity", "paper", "ours", "tolerance", "status"]
+
+
+def rows_summary(rows: Sequence[Mapping]) -> str:
+    """The summary of folded rows: "12 rows: 8 reproduced, 4 erratum" (escaped HTML)."""
+    c = counts(rows)
+    spread = ", ".join(f"{c.get(s, 0)} {status_label(s)}" for s in STATUSES if c.get(s, 0))
+    return esc(f"{len(rows)} row{'s' if len(rows) != 1 else ''}" + (f": {spread}" if spread else ""))
+
+
+def finding_rows_html(site: Site, paper: str, finding: Any) -> str:
+    """The rows of ``finding`` at both profiles, folded under the finding (``<details>``; issue 54)."""
+    from dpcore.claims import finding_rows
+
+    parts, total = [], 0
+    for profile in ("quick", "paper"):
+        rows = finding_rows(finding, site.rows_of(paper, profile=profile))
+        if rows:
+            total += len(rows)
+            parts.append(f'<p class="dpcore-fold-profile">{profile} profile: {rows_summary(rows)}</p>')
+            parts.append(table_markup(CLAIMS_HEADER, _claims_cells(rows)))
+    if not total:
+        return ""
+    return (f'<details class="dpcore-fold dpcore-finding-rows"><summary>its {total} row{"s" if total != 1 else ""}'
+            f"</summary>{''.join(parts)}</details>")  # fmt: skip
+
+
+def _claims_table(rows: list[dict], *, fold: str = "") -> str:
+    return html_table(CLAIMS_HEADER, _claims_cells(rows), fold=fold)
+
+
+def _claims_cells(rows: list[dict]) -> list[list[str]]:
+    return [
         [
-            f"<code>{esc(r['key'])}</code>",
-            esc(r["artifact"]),
-            esc(r["quantity"]),
-            esc(short(r["paper_value"])),
-            esc(short(r["our_value"])) if r["our_value"] else "—",
-            esc(r["tolerance"]),
+            f"<code>{soft_breaks(esc(r['key']))}</code>",
+            soft_breaks(esc(r["artifact"])),
+            soft_breaks(esc(r["quantity"])),
+            soft_breaks(esc(short(r["paper_value"]))),
+            soft_breaks(esc(short(r["our_value"]))) if r["our_value"] else "—",
+            soft_breaks(esc(r["tolerance"])),
             status_cell(r["status"]),
         ]
         for r in rows
     ]
-    return html_table(["key", "artifact", "quantity", "paper", "ours", "tolerance", "status"], table)
 
 
 #: README sections the site's reference page includes, in this order (the README is their one source).
@@ -853,6 +986,8 @@ def verdicts_fragment(site: Site, *, links: bool = True) -> str:
         pc = counts(prows) if prows else None
         name = f"[{paper}: {SHORT[paper]}](papers/{paper}.md)" if links else f"{paper}: {SHORT[paper]}"
         line = site.verdict(paper).replace("|", "\\|").replace("\n", " ")
+        if links:  # the site: a range of numbers (Tables 9–11) stays on one line (U+2060 WORD JOINER after its dash)
+            line = re.sub(r"(?<=\d)([-–])(?=\d)", "\\1\u2060", line)
         lines.append(
             f"| {name} | {line} | {count_phrase(qc, 'quick')} | "
             + (count_phrase(pc, "paper") if pc else "no claim at this profile")
@@ -949,8 +1084,9 @@ def paper_mode_fragment(site: Site) -> str:
 # ------------------------------------------------------------------------------------------------
 # explorers
 # ------------------------------------------------------------------------------------------------
-def stage_explorers(site: Site) -> list[str]:
-    """Stage ``notebooks/explore/*.ipynb`` in their static default state; the staged names."""
+def stage_explorers(site: Site, timings: dict[str, float] | None = None) -> list[str]:
+    """Stage ``notebooks/explore/*.ipynb``: the explorer's grid drawn with sliders (:func:`static_explorer_block`),
+    then its static default state; the staged names.  ``timings`` gets the seconds spent on grids (``grids``)."""
     folder = NOTEBOOKS / "explore"
     names: list[str] = []
     if not folder.is_dir():
@@ -967,18 +1103,110 @@ def stage_explorers(site: Site) -> list[str]:
         else:
             nb = _execute_explorer(path, out)
         _ensure_title(nb, key)
-        nb.cells.insert(
-            1,
+        t0 = time.perf_counter()
+        blocks = [static_explorer_block(path.stem, i, grid_json(path.stem, i, g)[0])
+                  for i, g in enumerate(explorer_grids(path.stem))]  # fmt: skip
+        if timings is not None:
+            timings["grids"] = timings.get("grids", 0.0) + time.perf_counter() - t0
+        nb.cells[1:1] = [
+            nbformat.v4.new_markdown_cell(STATIC_NOTE if blocks else NO_GRID_NOTE),
+            *(nbformat.v4.new_markdown_cell(b) for b in blocks),
             nbformat.v4.new_markdown_cell(
-                "*Static default state: the widgets need a live kernel. Run `make explore` and open this explorer "
-                "to move the sliders.*"
+                "## Static default state\n\nThe live explorer at its defaults, as the kernel drew it (every "
+                "control, and the on-demand computations, need a live kernel: `make explore`)."
             ),
-        )
+        ]
         _drop_widgets(nb)
         _relative_paths(nb)
         nbformat.write(nb, out)
         names.append(path.stem)
     return names
+
+
+#: the explorer page's first note when the explorer has static grids, and when it has none
+STATIC_NOTE = (
+    "*Interactive without a kernel: the sliders move over a grid of the explorer's main controls computed when this "
+    "site was built, each point by the explorer's own `compute` (`dpcore.explore.static`), so the numbers are those "
+    "the live explorer shows at those values. Values between the grid's, the other controls and the on-demand "
+    "computations need a live kernel: run `make explore` and open this explorer.*"
+)
+NO_GRID_NOTE = (
+    "*Static default state: the widgets need a live kernel. Run `make explore` and open this explorer to "
+    "move the sliders.*"
+)
+#: computed explorer grids kept between builds, each under a key of the library's source and the numeric packages
+GRID_CACHE = ROOT / "build" / "docs-cache" / "grids"
+
+
+def explorer_grids(topic: str) -> list[Any]:
+    """The static grids (``STATIC_GRIDS``, :class:`dpcore.explore.static.StaticGrid`) of the modules behind explorer
+    ``topic`` (``dpcore.explore.TOPICS``); empty for a topic without any."""
+    import importlib
+
+    from dpcore.explore import TOPICS
+
+    grids: list[Any] = []
+    for module in TOPICS.get(topic, ()):
+        grids += list(getattr(importlib.import_module(module), "STATIC_GRIDS", ()))
+    return grids
+
+
+@functools.lru_cache(maxsize=1)
+def _library_digest() -> str:
+    """SHA-256 of every ``dpcore/**/*.py`` and of the Python, NumPy and SciPy versions: what a grid's numbers depend
+    on (a change of any recomputes the grids)."""
+    import hashlib
+    import importlib.metadata
+
+    digest = hashlib.sha256(sys.version.encode())
+    for dist in ("numpy", "scipy", "dp-accounting"):
+        try:
+            digest.update(f"{dist}={importlib.metadata.version(dist)}".encode())
+        except importlib.metadata.PackageNotFoundError:
+            digest.update(f"{dist}=-".encode())
+    for path in sorted((ROOT / "dpcore").rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def grid_json(topic: str, index: int, grid: Any, *, cache: Path | None = GRID_CACHE) -> tuple[str, bool]:
+    """Grid ``index`` of explorer ``topic`` as JSON text (:func:`dpcore.explore.static.grid_data`) and whether it came
+    from ``cache`` (a file per grid, reused while :func:`_library_digest` is unchanged; None: always compute)."""
+    import json
+
+    from dpcore.explore.static import grid_data
+
+    key = f"{_library_digest()}:{grid.title}:{grid.size}"
+    stored = cache / f"{slug(topic)}-{index}.json" if cache is not None else None
+    if stored is not None and stored.exists():
+        try:
+            cached = json.loads(stored.read_text(encoding="utf-8"))
+        except ValueError:
+            cached = {}
+        if cached.get("key") == key:
+            return json.dumps(cached["data"], ensure_ascii=False, separators=(",", ":"), allow_nan=False), True
+    data = grid_data(grid)
+    if stored is not None:
+        stored.parent.mkdir(parents=True, exist_ok=True)
+        stored.write_text(json.dumps({"key": key, "data": data}, ensure_ascii=False), encoding="utf-8")
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False), False
+
+
+def static_explorer_block(topic: str, index: int, text: str) -> str:
+    """A MyST raw-HTML block holding grid ``index`` of ``topic`` (JSON ``text``) for ``_static/dpcore-explorer.js``,
+    which draws its sliders, read-out and plot; without JavaScript the page says so."""
+    safe = text.replace("</", "<\\/")  # the JSON cannot end its <script> element
+    return "\n".join(
+        [
+            "```{raw} html",
+            f'<div class="dpcore-static-explorer" id="static-{slug(topic)}-{index}">',
+            f'<script type="application/json">{safe}</script>',
+            "<noscript>The sliders need JavaScript; the static default state is below.</noscript>",
+            "</div>",
+            "```",
+            "",
+        ]
+    )
 
 
 def _execute_explorer(path: Path, out: Path):  # noqa: ANN202
@@ -1033,6 +1261,8 @@ def stage(src: Path, profile: str, *, figures: Path = FIGURES) -> dict[str, floa
         for key in site.notebook_keys(paper):
             if key not in executed:  # a notebook of two papers (the audit) is staged once
                 executed[key] = stage_notebook(site, key)
+    for key in executed:  # once every notebook's figure calls are known
+        embed_figures(site, key)
     timings["stage"] = time.perf_counter() - t0
     (src / "papers").mkdir(exist_ok=True)
     for paper in site.papers():
@@ -1044,7 +1274,7 @@ def stage(src: Path, profile: str, *, figures: Path = FIGURES) -> dict[str, floa
     (gen / "sharp_edges_table.md").write_text(sharp_edges_fragment(), encoding="utf-8")
     timings["accountants"] = time.perf_counter() - t1
     t2 = time.perf_counter()
-    (gen / "explorers.md").write_text(explorers_fragment(stage_explorers(site)), encoding="utf-8")
+    (gen / "explorers.md").write_text(explorers_fragment(stage_explorers(site, timings)), encoding="utf-8")
     timings["explorers"] = time.perf_counter() - t2
     return timings
 

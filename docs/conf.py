@@ -47,6 +47,8 @@ html_theme = "pydata_sphinx_theme"
 html_title = "dpcore"
 html_static_path = ["_static"]
 html_css_files = ["dpcore.css"]
+# the explorers' sliders without a kernel (issue 54): a small script of our own, served with the site (no CDN)
+html_js_files = [("dpcore-explorer.js", {"defer": "defer"})]
 html_show_sourcelink = False
 html_theme_options = {
     "navigation_depth": 2,

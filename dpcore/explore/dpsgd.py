@@ -33,6 +33,7 @@ from dpcore.accounting import fdp, gaussian
 from dpcore.accounting.events import effective_noise_multiplier, steps_for_epochs
 from dpcore.accounting.pld import pld_epsilon
 from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
+from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_range
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULTS", "CURVE_POINTS", "PLD_POINTS", "INVERSE_RTOL", "INVERSE_METHODS", "HEADLINE", "MAX_EPOCHS",
-    "headline_method", "compute", "inverse", "rdp_epsilons", "draw", "build",
+    "headline_method", "compute", "inverse", "rdp_epsilons", "draw", "build", "static_series", "STATIC_GRIDS",
 ]  # fmt: skip
 
 DEFAULTS: dict[str, Any] = dict(
@@ -252,3 +253,28 @@ def build(**overrides: Any) -> Explorer:
         "(RDP's with fixed-size batches); the inverse uses the same accountant unless you pick another.",
         on_demand=("σ for the target ε", inverse),
     )
+
+
+def static_series(view: View) -> dict[str, tuple[list[int], list[float]]]:
+    """The lines of :func:`draw`, by the legend's names (the static site's plot, :mod:`dpcore.explore.static`)."""
+    return {f"{method} ({acc.method_label(method)})": curve for method, curve in view.data.items()}
+
+
+#: The static site's grid (issue 54): σ × batch size × epochs under Poisson sampling, n = 60,000, δ = 1e-5; 150
+#: points of :func:`compute`, the same numbers as the live explorer's at those settings.
+STATIC_GRIDS: tuple[StaticGrid, ...] = (
+    StaticGrid(
+        title="DP-SGD: ε against steps, every accountant (Poisson sampling, n = 60,000, δ = 1e-5)",
+        compute=compute,
+        axes=(
+            Axis("sigma", "noise σ", (0.7, 0.9, 1.1, 1.5, 2.0, 3.0), default=2),
+            Axis("batch_size", "batch size b", (64, 128, 256, 512, 1024), default=2),
+            Axis("epochs", "epochs", (1, 10, 30, 60, 100), default=3),
+        ),
+        fixed={k: DEFAULTS[k] for k in ("dataset_size", "delta", "sampling", "target_epsilon", "inverse_method")},
+        series=static_series,
+        x_label="steps T",
+        y_label="ε",
+        dashed=tuple(f"{m} ({acc.method_label(m)})" for m in acc.APPROXIMATE),
+    ),
+)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes
 from dpcore.papers.p000_proactive import calculator as pdp
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int
@@ -19,7 +20,7 @@ from dpcore.validation import check_choice, check_open_unit, check_positive, che
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["PROACTIVE_DEFAULTS", "proactive", "draw_proactive", "build_proactive"]
+__all__ = ["PROACTIVE_DEFAULTS", "proactive", "draw_proactive", "build_proactive", "static_series", "STATIC_GRIDS"]
 
 #: Table 9's setting (N = 60,000 MNIST records, k = 5 epochs) at ε = 1, δ = 1/N.
 PROACTIVE_DEFAULTS: dict[str, Any] = dict(epsilon=1.0, log10_delta=-4.778, N=60_000, k=5.0, theta=1.0, mode="theorem")
@@ -96,3 +97,31 @@ def build_proactive(**overrides: Any) -> Explorer:
     }  # fmt: skip
     return Explorer("Paper 000: Proactive-DP calculator (σ, s, T for a target (ε, δ))", controls, proactive,
                     draw_proactive)  # fmt: skip
+
+
+def static_series(view: View) -> dict[str, tuple[list[float], list[float]]]:
+    """The line of :func:`draw_proactive`, T_min against the target ε (the static site's plot,
+    :mod:`dpcore.explore.static`)."""
+    if not view.data:
+        return {}
+    eps, t_min = zip(*view.data, strict=True)
+    return {"T_min (eq. (8))": (list(eps), list(t_min))}
+
+
+#: The static site's grid (issue 54): target ε × epochs k × mode at Table 9's N = 60,000, δ, θ = 1 (56 points of
+#: :func:`proactive`).
+STATIC_GRIDS: tuple[StaticGrid, ...] = (
+    StaticGrid(
+        title="Paper 000: the Proactive-DP calculator (N = 60,000, θ = 1)",
+        compute=proactive,
+        axes=(
+            Axis("epsilon", "target ε", (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0), default=3),
+            Axis("k", "epochs k", (1.0, 5.0, 10.0, 50.0), default=1),
+            Axis("mode", "mode", pdp.MODES, default=pdp.MODES.index(PROACTIVE_DEFAULTS["mode"])),
+        ),
+        fixed={k: PROACTIVE_DEFAULTS[k] for k in ("log10_delta", "N", "theta")},
+        series=static_series,
+        x_label="target ε",
+        y_label="fewest rounds T_min",
+    ),
+)

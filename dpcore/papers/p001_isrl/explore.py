@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes, plain_log_axes
 from dpcore.papers.p001_isrl import accounting as isrl
 from dpcore.validation import check_open_unit, check_positive, check_positive_int
@@ -20,7 +21,9 @@ from dpcore.validation import check_open_unit, check_positive, check_positive_in
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["ISRL_DEFAULTS", "isrl_noise", "isrl_tight_epsilon", "draw_isrl", "build_isrl"]
+__all__ = [
+    "ISRL_DEFAULTS", "isrl_noise", "isrl_tight_epsilon", "draw_isrl", "build_isrl", "static_series", "STATIC_GRIDS",
+]  # fmt: skip
 
 #: App. I's MNIST setting: n = 1238 records per silo, R = 35 rounds, M = 25 silos per round, ε = 1.5, δ = 1/n².
 ISRL_DEFAULTS: dict[str, Any] = dict(n=1238, rounds=35, batch_size=0, silos=25, epsilon=1.5, log10_delta=-6.185)
@@ -116,3 +119,31 @@ def build_isrl(**overrides: Any) -> Explorer:
     }  # fmt: skip
     return Explorer("Paper 001: ISRL-DP noise per silo", controls, isrl_noise, draw_isrl,
                     on_demand=("tight ε of this σ (PLD)", isrl_tight_epsilon))  # fmt: skip
+
+
+def static_series(view: View) -> dict[str, tuple[list[float], list[float]]]:
+    """The lines of :func:`draw_isrl`, σ per silo against the target ε (the static site's plot,
+    :mod:`dpcore.explore.static`)."""
+    eps, experiments, theory = zip(*view.data, strict=True)
+    return {"App. I (experiments)": (list(eps), list(experiments)), "Theorem D.1 (theory)": (list(eps), list(theory))}
+
+
+#: The static site's grid (issue 54): ε per silo × rounds R × records per silo n, K by App. I's rule, M = 25, App. I's
+#: δ (72 points of :func:`isrl_noise`).
+STATIC_GRIDS: tuple[StaticGrid, ...] = (
+    StaticGrid(
+        title="Paper 001: ISRL-DP per-silo noise σ (K by App. I's rule, M = 25)",
+        compute=isrl_noise,
+        axes=(
+            Axis("epsilon", "ε per silo", (0.25, 0.5, 1.0, 1.5, 3.0, 6.0), default=3),
+            Axis("rounds", "rounds R", (10, 35, 100, 500), default=1),
+            Axis("n", "records per silo n", (100, 1238, 10_000), default=1),
+        ),
+        fixed={k: ISRL_DEFAULTS[k] for k in ("batch_size", "silos", "log10_delta")},
+        series=static_series,
+        x_label="target ε per silo",
+        y_label="σ per silo",
+        log_y=True,
+        dashed=("Theorem D.1 (theory)",),
+    ),
+)

@@ -14,6 +14,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from dpcore.accounting import modelmix as mm
+from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes, plain_log_axes
 from dpcore.papers.p002_modelmix.fig3 import FIG3, accountant_range, amplification_curves
 from dpcore.validation import check_positive, check_positive_int, check_range, check_rate
@@ -21,7 +22,7 @@ from dpcore.validation import check_positive, check_positive_int, check_range, c
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["DEFAULTS", "CURVE_POINTS", "TAU_RANGE", "compute", "draw", "build"]
+__all__ = ["DEFAULTS", "CURVE_POINTS", "TAU_RANGE", "compute", "draw", "build", "static_series", "STATIC_GRIDS"]
 
 #: Panel (c) of Fig. 3 (q = 0.02, τ = 0.3η) with σ rounded from its calibration (ε = 200 at T for regular DP-SGD).
 DEFAULTS: dict[str, Any] = dict(tau=0.3, p=25, sigma=0.5, q=0.02, steps=5000)
@@ -98,3 +99,30 @@ def build(**overrides: Any) -> Explorer:
         "steps": w.IntSlider(value=v["steps"], min=100, max=20_000, step=100, description="iterations T", **common),
     }  # fmt: skip
     return Explorer("Paper 002: ModelMix amplification", controls, compute, draw)
+
+
+def static_series(view: View) -> dict[str, tuple[list[int], list[float]]]:
+    """The lines of :func:`draw` (the static site's plot, :mod:`dpcore.explore.static`)."""
+    steps = view.data["steps"]
+    return {name: (steps, eps) for name, eps in view.data.items() if name != "steps"}
+
+
+#: The static site's grid (issue 54): τ/η × σ × q at p = 25, T = 5,000 (Fig. 3's setting; 100 points of
+#: :func:`compute`).
+STATIC_GRIDS: tuple[StaticGrid, ...] = (
+    StaticGrid(
+        title="ModelMix vs DP-SGD: ε against iterations (Fig. 3's setting, p = 25, T = 5,000)",
+        compute=compute,
+        axes=(
+            Axis("tau", "τ/η", (0.075, 0.15, 0.3, 0.6, 1.2), default=2),
+            Axis("sigma", "noise σ", (0.4, 0.5, 0.7, 1.0, 1.5), default=1),
+            Axis("q", "sampling rate q", (0.005, 0.01, 0.02, 0.05), default=2),
+        ),
+        fixed={k: DEFAULTS[k] for k in ("p", "steps")},
+        series=static_series,
+        x_label="iterations T",
+        y_label="ε",
+        log_y=True,
+        dashed=("regular DP-SGD",),
+    ),
+)

@@ -32,6 +32,7 @@ import numpy as np
 from dpcore.accounting import fdp
 from dpcore.accounting import shuffle_lower as sl
 from dpcore.accounting.shuffled import rounds_per_epoch
+from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes
 from dpcore.papers.p003_shuffling import bounds as sh
 from dpcore.validation import check_choice, check_open_unit, check_positive_int, check_range
@@ -39,7 +40,10 @@ from dpcore.validation import check_choice, check_open_unit, check_positive_int,
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["DEFAULTS", "N", "ALPHA", "CLIPPINGS", "SAMPLINGS", "mechanism", "compute", "draw", "build"]
+__all__ = [
+    "DEFAULTS", "N", "ALPHA", "CLIPPINGS", "SAMPLINGS", "mechanism", "compute", "draw", "build", "static_series",
+    "STATIC_GRIDS",
+]  # fmt: skip
 
 DEFAULTS: dict[str, Any] = dict(sampling="shuffle", clipping="batch", g=1, E=10, sigma=2.0, batch=256, delta=1e-5)
 N = 60_000  # MNIST, App. H
@@ -168,3 +172,43 @@ def build(**overrides: Any) -> Explorer:
                                   readout_format=".0e", **common),
     }  # fmt: skip
     return Explorer("Paper 003: shuffling vs subsampling, batch vs individual clipping", controls, compute, draw)
+
+
+#: every 4th type I error of :data:`ALPHA` and the last (α = 1): the static site's curves (51 exact points of each)
+STATIC_ALPHA = np.unique(np.r_[np.arange(0, len(ALPHA), 4), len(ALPHA) - 1])
+
+
+def static_series(view: View) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The lines of :func:`draw` at the type I errors :data:`STATIC_ALPHA` (the static site's plot,
+    :mod:`dpcore.explore.static`)."""
+    alpha = ALPHA[STATIC_ALPHA]
+    out = {"perfect privacy 1 − α": (alpha, 1 - alpha)}
+    out.update(
+        {name: (alpha, np.asarray(beta)[STATIC_ALPHA]) for name, beta in view.data.items() if name != "no privacy"}
+    )
+    return out
+
+
+#: The static site's grid (issue 54): sampling × clipping × σ × epochs E at g = 1, |S_b| = 256, δ = 1e-5 (120 points
+#: of :func:`compute`).
+STATIC_GRIDS: tuple[StaticGrid, ...] = (
+    StaticGrid(
+        title="Shuffling vs subsampling, batch vs individual clipping: trade-off curves and ε (g = 1, |S_b| = 256)",
+        compute=compute,
+        axes=(
+            Axis("sampling", "sampling", SAMPLINGS, default=0),
+            Axis("clipping", "clipping", CLIPPINGS, default=1),
+            Axis("sigma", "noise σ", (1.0, 1.5, 2.0, 3.0, 4.0, 6.0), default=2),
+            Axis("E", "epochs E", (1, 5, 10, 20, 50), default=2),
+        ),
+        fixed={k: DEFAULTS[k] for k in ("g", "batch", "delta")},
+        series=static_series,
+        x_label="type I error α",
+        y_label="type II error β = f(α)",
+        dashed=(
+            "perfect privacy 1 − α",
+            "A_0 CLT of subsampling (approximate; not this shuffled run)",
+            "A_0 CLT (approximate)",
+        ),
+    ),
+)

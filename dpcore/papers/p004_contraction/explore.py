@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes, plain_log_axes
 from dpcore.papers.p004_contraction import baselines as B
 from dpcore.papers.p004_contraction import contraction as C
@@ -24,7 +25,10 @@ from dpcore.validation import check_nonnegative, check_positive, check_positive_
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["DEFAULTS", "BASELINE_LABELS", "PABI_MAX_USERS", "PABI_POINTS", "compute", "draw", "build"]
+__all__ = [
+    "DEFAULTS", "BASELINE_LABELS", "PABI_MAX_USERS", "PABI_POINTS", "compute", "draw", "build", "static_series",
+    "STATIC_GRIDS",
+]  # fmt: skip
 
 #: Fig. 2's caption (η = 0.5, L = 1, ρ = 1, σ = 1.5) with m = 10 users per round.
 DEFAULTS: dict[str, Any] = dict(epsilon=1.0, rounds=100, radius=1.0, sigma=1.5, batch_size=10, eta=0.5)
@@ -49,6 +53,13 @@ def _pabi(epsilon: float, rounds: int, m: int, sigma: float) -> float:
     return float(np.atleast_1d(B.pabi_delta(epsilon, n=m * rounds, batch_size=m, sigma=sigma))[0])
 
 
+@functools.lru_cache(maxsize=64)
+def _poisson_rdp(n: int, relation: str, m: int, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """B3's RDP curve (:func:`~dpcore.papers.p004_contraction.baselines.poisson_rdp`), which does not depend on ε:
+    cached, so that moving ε does not recompute it (about 0.25 s each)."""
+    return B.poisson_rdp(n=n, relation=relation, batch_size=m, sigma=sigma)
+
+
 def compute(*, epsilon: float, rounds: int, radius: float, sigma: float, batch_size: int, eta: float) -> View:
     """δ at ``epsilon`` after ``rounds`` rounds of m = ``batch_size`` users (n = mT) for Theorem 2 and every baseline
     (``delta[B0]`` … ``delta[B4]``), the contraction coefficient θ_ε(b) of one hidden round (``theta_b``), and the
@@ -67,7 +78,7 @@ def compute(*, epsilon: float, rounds: int, radius: float, sigma: float, batch_s
         "delta[B2]": float(B.gaussian_rdp_delta(epsilon, batch_size=m, sigma=sigma)),
     }
     for key, relation in (("B3a", "add_remove"), ("B3b", "replace_one")):
-        orders, rdp = B.poisson_rdp(n=n, relation=relation, batch_size=m, sigma=sigma)
+        orders, rdp = _poisson_rdp(n, relation, m, sigma)
         values[f"delta[{key}]"] = float(np.atleast_1d(B.rdp_to_delta(orders, rdp, epsilon))[0])
     values["delta[B4]"] = _pabi(epsilon, rounds, m, sigma)
     labels = {f"delta[{k}]": f"δ at T = {rounds}: {v}" for k, v in BASELINE_LABELS.items()}
@@ -125,3 +136,30 @@ def build(**overrides: Any) -> Explorer:
                                 readout_format=".3g", **common),
     }  # fmt: skip
     return Explorer("Paper 004: last-iterate privacy by contraction", controls, compute, draw)
+
+
+def static_series(view: View) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The lines of :func:`draw` (the static site's plot, :mod:`dpcore.explore.static`)."""
+    grid = view.data["T"]
+    return {name: (d if isinstance(d, tuple) else (grid, d)) for name, d in view.data.items() if name != "T"}
+
+
+#: The static site's grid (issue 54): ε × σ × users per round m at T = 100, ρ = 1, η = 0.5 (60 points of
+#: :func:`compute`).
+STATIC_GRIDS: tuple[StaticGrid, ...] = (
+    StaticGrid(
+        title="Last iterate vs composition: δ(ε) against rounds (T = 100, ρ = 1, η = 0.5)",
+        compute=compute,
+        axes=(
+            Axis("epsilon", "ε", (0.25, 0.5, 1.0, 2.0, 4.0), default=2),
+            Axis("sigma", "noise σ", (0.5, 1.0, 1.5, 3.0), default=2),
+            Axis("batch_size", "users per round m", (1, 10, 100), default=1),
+        ),
+        fixed={k: DEFAULTS[k] for k in ("rounds", "radius", "eta")},
+        series=static_series,
+        x_label="rounds T",
+        y_label="δ(ε)",
+        log_x=True,
+        log_y=True,
+    ),
+)
