@@ -10,13 +10,15 @@ import pandas as pd
 import pytest
 import torch
 
-from dpcore.claims import ClaimsLog, NotReproduced, compute_status
+from dpcore.claims import ClaimsLog, compute_status
 from dpcore.experiments import history_frame, registry
 from dpcore.experiments.config import config_hash
 from dpcore.experiments.store import Store
+from dpcore.papers.p003_shuffling import evidence as ev
 from dpcore.papers.p003_shuffling import training as t3
 from dpcore.papers.p003_shuffling import training_report as tr
 from dpcore.papers.p003_shuffling.claims import CLAIMS, TABLE3_PRINTED, TRAINING_CLAIMS, TRAINING_SPECS
+from dpcore.verdicts import Control, decide
 
 matplotlib.use("Agg")
 torch.set_num_threads(1)
@@ -175,12 +177,8 @@ def test_specs_are_table3_exactly():
     assert "table3.mnist.SS.IC.nondp" not in CLAIMS
     assert TABLE3_PRINTED[("mnist", "SH", "MC")] == (96.97, 98.4) and TABLE3_PRINTED[("cifar10", "SS", "BC")][0] == 71.7
     assert all(s.scale == "full" for s in TRAINING_SPECS if s.key in keys)
-    # issue 44: the MNIST column ran in full and each of its numbers is explained (not reproduced at the printed ε);
-    # CIFAR-10's did not run (GPU), so nothing may explain a value we do not have
-    explained = {s.key: s.explanation for s in TRAINING_SPECS if s.key in keys}
-    assert all(isinstance(e, NotReproduced) for k, e in explained.items() if k.startswith("table3.mnist."))
-    assert all(e is None for k, e in explained.items() if k.startswith("table3.cifar10."))
-    assert len([k for k in explained if k.startswith("table3.mnist.")]) == 11
+    # issue 50: every trained Table 3 number is decided by a rule from the committed runs, none by a typed value
+    assert all(s.rule is not None and s.explanation is None for s in TRAINING_SPECS if s.key in keys)
 
 
 def test_reduced_note_and_provenance_and_validation():
@@ -256,9 +254,7 @@ def test_mode_claims_pin_a10_and_read_the_authors_bc_against_the_nonprivate_cell
     assert tr.mode_claim_values(tr.why_differs_frame(lower), cells)[
         "fig1.mnist.SS.b1024.bc_divided_by_batch_close_to_nonprivate"][0] is False
     spec = TRAINING_CLAIMS["fig1.mnist.SS.b1024.bc_comparable_to_ic"]
-    assert spec.explanation.expected is False and "520241de8734dbbc" in spec.explanation.evidence
-    assert isinstance(spec.explanation, NotReproduced)  # training runs miss it: not an erratum of the paper
-    assert compute_status(spec, False) == "not-reproduced" and compute_status(spec, True) == "reproduced"
+    assert spec.rule is not None and spec.explanation is None  # decided from the runs (issue 50), no typed value
 
 
 def test_shipped_quick_grid_marks_cifar10_and_mc_as_outside_the_grid_and_checks_the_rest(tmp_path, monkeypatch):
@@ -312,8 +308,12 @@ def test_smallest_batch_direction_is_compared_at_any_scale_and_a10_explains_it(t
     value, note = values["fig1.mnist.SS.smallest_batch.bc_comparable_to_ic"]
     assert value is False and note.startswith("|S_b| = 64: BC 13.40 (C = 1) vs IC 65.60")
     spec = TRAINING_CLAIMS["fig1.mnist.SS.smallest_batch.bc_comparable_to_ic"]
-    assert spec.scale == "any" and compute_status(spec, value, reduced=True) == "not-reproduced"
-    assert compute_status(spec, True, reduced=True) == "reproduced"
+    # issue 50: decided by its rule from the runs; with no full-scale run, the reduced runs decide a scale="any" claim
+    runs = ev.evidence([ev.run_frame("quick", results_root=tmp_path / "a10", recompute_epsilon=False)])[spec.key]
+    control = Control("ref.control.test", True, "holds")
+    assert spec.scale == "any" and decide(True, runs, spec.rule, control=control, full_scale=False).status == (
+        "not-reproduced")
+    assert decide(True, runs, spec.rule, full_scale=False).status == "inconclusive"  # no positive control
     _write(tmp_path / "ok")  # BC 96.5 vs IC 97.0: within 1 pp
     ok = tr.smallest_batch_values(t3.cell_frame("quick", results_root=tmp_path / "ok", recompute_epsilon=False))
     assert ok["fig1.mnist.SH.smallest_batch.bc_comparable_to_ic"][0] is True
@@ -352,9 +352,7 @@ def test_middle_batch_direction_is_decided_per_batch_size_from_the_cells(complet
     low.loc[low["family"] == "BC", "best_accuracy"] = 0.62
     assert tr.batch_size_values(low)["fig1.mnist.SS.b128.bc_comparable_to_ic"][0] is False
     spec = TRAINING_CLAIMS["fig1.mnist.SS.b128.bc_comparable_to_ic"]
-    assert isinstance(spec.explanation, NotReproduced) and spec.scale == "full"
-    assert compute_status(spec, False) == "not-reproduced" and compute_status(spec, True) == "reproduced"
-    assert compute_status(spec, False, reduced=True) == "not-run"
+    assert spec.rule is not None and spec.scale == "full"
     gone = cells[~((cells["family"] == "IC") & (cells["sampling_label"] == "SS"))]
     assert tr.batch_size_values(gone)["fig1.mnist.SS.b128.bc_comparable_to_ic"] == (
         None, "mnist/SS/IC and /BC at |S_b| = 128 need results")
