@@ -46,13 +46,14 @@ _CONFTEST = '''"""Written by python -m dpcore.runner --prepare-nbval: the notebo
 
 from pathlib import Path
 
+from dpcore.paths import build_dir
 from dpcore.runner.execute import recorded_durations
 
 HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(session, config, items):
-    seconds = recorded_durations("{profile}")
+    seconds = recorded_durations("{profile}", out_build=build_dir() / "{profile}")  # this machine's last run first
     first = {{}}
     for index, item in enumerate(items):
         path = Path(str(item.fspath)).resolve()
