@@ -65,7 +65,8 @@ def cases() -> list[tuple[str, float, Callable[[], object]]]:
     explorer = dpsgd.build()
     explorer.set(sigma=1.2)  # warm: the first update fills the caches
     sigmas = iter(np.tile([1.3, 1.2], 1000))
-    paper = dict(n=50_000, batch_size=1500, steps=3400, noise_multiplier=0.335, clip=20, tau=0.15, delta=1e-5)
+    paper = modelmix.ModelMixSetting(n=50_000, batch_size=1500, noise_multiplier=0.335, clip=20, tau=0.15)
+    blocks = paper.replace(linf_blocks=100)
     base = dict(sampling="poisson", batch_size=16, steps=3, clip_norm=1.0, noise_multiplier=1.0, device="cpu")
     quiet = contextlib.redirect_stderr(io.StringIO())
 
@@ -84,8 +85,8 @@ def cases() -> list[tuple[str, float, Callable[[], object]]]:
         ("refusal: python -m dpcore epsilon --steps 0", 1.0, _refused(cli_refusal)),
         ("refusal: TrainConfig(lr=0)", 1.0, _refused(lambda: TrainConfig(**base, lr=0))),
         ("DP-SGD explorer: one update at the defaults (warm)", 1.0, lambda: explorer.set(sigma=float(next(sigmas)))),
-        ("ModelMix ε at the paper's CIFAR-10 setting", 0.2, lambda: modelmix.epsilon(linf_blocks=None, **paper)),
-        ("ModelMix ε, same, ℓ∞ blocks p = 100", 0.2, lambda: modelmix.epsilon(linf_blocks=100, **paper)),
+        ("ModelMix ε at the paper's CIFAR-10 setting", 0.2, lambda: modelmix.epsilon(paper, steps=3400, delta=1e-5)),
+        ("ModelMix ε, same, ℓ∞ blocks p = 100", 0.2, lambda: modelmix.epsilon(blocks, steps=3400, delta=1e-5)),
     ]  # fmt: skip
 
 

@@ -214,11 +214,11 @@ def _noise_text(args: argparse.Namespace) -> str:
 
 def _record(args: argparse.Namespace, sigma: float, steps: int):  # noqa: ANN202  (a RunRecord)
     """The run record of the command line's run at noise multiplier ``sigma``: what the registry accounts."""
-    from dpcore.accounting.dpsgd import check_noise_multiplier, dpsgd_record
+    from dpcore.accounting.dpsgd import dpsgd_record
 
     if args.sampling == "shuffle" and args.batch_size is None:
         raise ValueError("batch_size is needed for --sampling shuffle (give --batch-size, or a whole q·n)")
-    return dpsgd_record(check_noise_multiplier(sigma), sample_rate=args.sample_rate, steps=steps,
+    return dpsgd_record(sigma, sample_rate=args.sample_rate, steps=steps,
                         sampling=args.sampling, dataset_size=args.dataset_size,
                         noise_convention=args.noise_convention)  # fmt: skip
 

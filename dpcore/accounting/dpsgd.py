@@ -233,17 +233,27 @@ def dpsgd_record(
     dataset_size: int | None = None,
     noise_convention: str = "standard",
 ) -> RunRecord:
-    """The :class:`RunRecord` of DP-SGD steps given by their rate: clip norm 1, noise std κσ, individual clipping;
-    ``sampling="fixed"`` needs q·n whole (``dataset_size`` n), Poisson takes n and b with b/n == q exactly
-    (:func:`~dpcore.accounting.events.sizes_for_rates`).  Inputs are trusted (:func:`dpsgd_epsilon` checks them)."""
+    """The :class:`RunRecord` of ``steps`` DP-SGD steps given by their rate, as :func:`dpsgd_epsilon` accounts them:
+    clip norm 1, noise std κσ, individual clipping.  ``sampling="fixed"`` or ``"shuffle"`` with ``dataset_size`` n
+    needs q·n whole; Poisson takes n and b with b/n == q exactly (:func:`~dpcore.accounting.events.sizes_for_rates`).
+    ``epsilon_for_record(dpsgd_record(σ, …), δ, method=m)`` is ``dpsgd_epsilon(σ, …, delta=δ, method=m)``."""
+    sigma = check_noise_multiplier(noise_multiplier)
+    q = check_rate("sample_rate", sample_rate)
+    steps = check_positive_int("steps", steps, minimum=0)
+    check_choice("sampling", sampling, SAMPLINGS)
+    check_choice("noise_convention", noise_convention, NOISE_CONVENTIONS)
+    return _record(sigma, q, steps, sampling, _check_dataset_size(dataset_size), noise_convention)
+
+
+def _record(sigma: float, q: float, steps: int, sampling: str, dataset_size: int | None, convention: str) -> RunRecord:
+    """:func:`dpsgd_record` on checked inputs (the entry points check them once)."""
     if sampling in ("fixed", "shuffle") and (dataset_size is not None or sampling == "shuffle"):
-        n, b = _fixed_sizes(sample_rate, dataset_size)
+        n, b = _fixed_sizes(q, dataset_size)
     else:  # Poisson, or the fixed-size CLT (which reads q only)
-        n, (b,) = sizes_for_rates([sample_rate], dataset_size)
-    kappa = NOISE_FACTOR[noise_convention]
+        n, (b,) = sizes_for_rates([q], dataset_size)
     return RunRecord(private=True, sampling=sampling, dataset_size=n, batch_size=b, steps=steps,
-                     clipping="individual", clip_norm=1.0, noise_multiplier=noise_multiplier,
-                     noise_convention=noise_convention, noise_std=kappa * noise_multiplier)  # fmt: skip
+                     clipping="individual", clip_norm=1.0, noise_multiplier=sigma, noise_convention=convention,
+                     noise_std=NOISE_FACTOR[convention] * sigma)  # fmt: skip
 
 
 def dpsgd_epsilon(
@@ -277,8 +287,7 @@ def dpsgd_epsilon(
     steps = resolve_steps(q, steps, epochs, sampling=sampling, dataset_size=dataset_size)
     if sampling == "fixed" and method != "gdp":
         _fixed_sizes(q, dataset_size)  # RDP of sampling without replacement reads n and b
-    record = dpsgd_record(sigma, sample_rate=q, steps=steps, sampling=sampling, dataset_size=dataset_size,
-                          noise_convention=noise_convention)  # fmt: skip
+    record = _record(sigma, q, steps, sampling, dataset_size, noise_convention)
     try:
         value = epsilon_for_record(record, delta, method=method)  # the one door: the registry's accountant
     except ValueError as exc:
@@ -327,8 +336,7 @@ def dpsgd_noise_multiplier(
     check_positive_int("steps", steps)
     if sampling == "fixed" and method != "gdp":
         _fixed_sizes(q, dataset_size)  # RDP of sampling without replacement reads n and b
-    record = dpsgd_record(1.0, sample_rate=q, steps=steps, sampling=sampling, dataset_size=dataset_size,
-                          noise_convention=noise_convention)  # fmt: skip
+    record = _record(1.0, q, steps, sampling, dataset_size, noise_convention)
     try:
         return noise_multiplier_for_record(record, target, delta, method=method, rtol=rtol)
     except ValueError as exc:  # say which run could not be calibrated

@@ -310,7 +310,11 @@ def sizes_for_rates(rates: list[float], dataset_size: int | None = None) -> tupl
     binary value), so that the accountants see exactly the rates asked for."""
     from fractions import Fraction
 
+    if isinstance(rates, (str, bytes)) or not isinstance(rates, (list, tuple)) or not rates:
+        raise ValueError(f"rates must be a non-empty list of sample rates in (0, 1], got {rates!r}")
+    rates = [check_rate("rates", q) for q in rates]
     if dataset_size is not None:
+        dataset_size = check_positive_int("dataset_size", dataset_size)
         batches = [round(q * dataset_size) for q in rates]
         if all(1 <= b <= dataset_size and b / dataset_size == q for b, q in zip(batches, rates, strict=True)):
             return dataset_size, batches

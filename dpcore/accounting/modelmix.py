@@ -372,30 +372,15 @@ class ModelMixSetting:
         return dataclasses.replace(self, **changes)
 
 
-def _as_setting(
-    setting: ModelMixSetting | None,
-    *,
-    n: int | None,
-    batch_size: float | None,
-    noise_multiplier: float | None,
-    clip: float | None,
-    tau: float | None,
-    linf_blocks: int | None,
-) -> ModelMixSetting:
-    """``setting``, or the :class:`ModelMixSetting` of the keyword fields (the paper-units form of the public
-    functions); ``ValueError`` naming ``setting`` when both or neither are given, or the missing field."""
-    given = {k: v for k, v in dict(n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
-                                   linf_blocks=linf_blocks).items() if v is not None}  # fmt: skip
-    if setting is not None:
-        if not isinstance(setting, ModelMixSetting):
-            raise ValueError(f"setting must be a ModelMixSetting, got {type(setting).__name__}")
-        if given:
-            raise ValueError(f"give either setting or its fields, not both (got setting and {', '.join(given)})")
-        return setting
-    for name in ("n", "batch_size", "noise_multiplier", "clip", "tau"):
-        if name not in given:
-            raise ValueError(f"{name} must be given (or a setting=ModelMixSetting(...)), got None")
-    return ModelMixSetting(**given)
+def _check_setting(setting: object) -> ModelMixSetting:
+    """``setting`` itself: every public function takes the run as one :class:`ModelMixSetting` (``ValueError``
+    naming ``setting`` otherwise; its fields were validated when it was made)."""
+    if not isinstance(setting, ModelMixSetting):
+        raise ValueError(
+            f"setting must be a ModelMixSetting(n=..., batch_size=..., noise_multiplier=..., clip=..., tau=..., "
+            f"linf_blocks=...), got {type(setting).__name__}"
+        )
+    return setting
 
 
 def per_step_rdp(
@@ -420,46 +405,33 @@ def per_step_rdp(
 
 
 def rdp(
-    setting: ModelMixSetting | None = None,
+    setting: ModelMixSetting,
     *,
     steps: int,
-    n: int | None = None,
-    batch_size: float | None = None,
-    noise_multiplier: float | None = None,
-    clip: float | None = None,
-    tau: float | None = None,
-    linf_blocks: int | None = None,
     orders: Sequence[float] | None = None,
     bound: str = "min",
     form: str = "average",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP) of ``steps`` ModelMix steps (Theorem 4.1 / corrected Corollary 4.1, composed).
 
-    The run is a :class:`ModelMixSetting` ``setting``, or its fields as keywords: ``batch_size`` is the expected
+    The run is a :class:`ModelMixSetting` ``setting`` (the only form): ``batch_size`` is the expected
     batch (q = batch_size/n, Poisson sampling); ``noise_multiplier`` z = σ/c of the summed gradient; ``tau`` = τ/η
     for the averaged update (``tau=0.15`` means τ = 0.15η); ``linf_blocks`` = p of Algorithm 2 (None: ℓ2 clipping
     only).  ``bound="min"`` also applies the plain sampled-Gaussian bound at each order (ModelMix is
     post-processing).  ``form="sum"`` reads ``tau`` as τ/η of Algorithm 1's summed-gradient update (u = τ/η / c):
     the literal reading, which gives almost no amplification at the paper's settings.
     """
-    setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
-                          linf_blocks=linf_blocks)  # fmt: skip
+    setting = _check_setting(setting)
     steps = check_positive_int("steps", steps)
     a, values = per_step_rdp(setting, orders, bound=bound, form=form)
     return a, steps * values
 
 
 def epsilon(
-    setting: ModelMixSetting | None = None,
+    setting: ModelMixSetting,
     *,
     steps: int,
     delta: float,
-    n: int | None = None,
-    batch_size: float | None = None,
-    noise_multiplier: float | None = None,
-    clip: float | None = None,
-    tau: float | None = None,
-    linf_blocks: int | None = None,
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
     bound: str = "min",
@@ -470,23 +442,15 @@ def epsilon(
     ``conversion="mironov"`` is the paper's Theorem 2.2 (and the authors' accountant);
     ``"balle"`` is the tighter conversion of Balle et al. 2020.
     """
-    setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
-                          linf_blocks=linf_blocks)  # fmt: skip
     curve = epsilon_curve([steps], setting, delta=delta, conversion=conversion, orders=orders, bound=bound, form=form)
     return float(curve[0])
 
 
 def epsilon_curve(
     steps: Sequence[int],
-    setting: ModelMixSetting | None = None,
+    setting: ModelMixSetting,
     *,
     delta: float,
-    n: int | None = None,
-    batch_size: float | None = None,
-    noise_multiplier: float | None = None,
-    clip: float | None = None,
-    tau: float | None = None,
-    linf_blocks: int | None = None,
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
     bound: str = "min",
@@ -500,8 +464,7 @@ def epsilon_curve(
     steps = [check_positive_int("steps", s, minimum=0) for s in steps]
     if not steps:
         raise ValueError("steps must be a non-empty sequence of integers >= 0")
-    setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
-                          linf_blocks=linf_blocks)  # fmt: skip
+    setting = _check_setting(setting)
     a, values = per_step_rdp(setting, orders, bound=bound, form=form)
     return np.array([rdp_to_epsilon(a, s * values, delta, conversion=conversion) if s else 0.0 for s in steps])
 
@@ -544,27 +507,17 @@ def regular_dpsgd_epsilon(
 
 def schedule_rdp(
     phases: Sequence[tuple[int, float]],
-    setting: ModelMixSetting | None = None,
+    setting: ModelMixSetting,
     *,
-    n: int | None = None,
-    batch_size: float | None = None,
-    noise_multiplier: float | None = None,
-    clip: float | None = None,
-    linf_blocks: int | None = None,
     orders: Sequence[float] | None = None,
     bound: str = "min",
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP) of a τ schedule: ``phases`` = [(steps, tau), ...] summed order by order
     (RDP composes additively, Mironov 2017, Prop. 1; e.g. the paper's Table I: 0.05η then 0.025η).
 
-    The run is ``setting`` (its ``tau`` replaced by each phase's) or its fields as keywords (no ``tau``)."""
+    The run is ``setting`` (a :class:`ModelMixSetting`; its ``tau`` replaced by each phase's)."""
     phases = _check_phases(phases)
-    if setting is None:
-        setting = _as_setting(None, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=0.0,
-                              linf_blocks=linf_blocks)  # fmt: skip
-    else:
-        setting = _as_setting(setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip,
-                              tau=None, linf_blocks=linf_blocks)  # fmt: skip
+    setting = _check_setting(setting)
     total = None
     a = None
     for steps, tau in phases:
@@ -590,14 +543,9 @@ def _check_phases(phases: object) -> list[tuple[int, float]]:
 
 def schedule_epsilon(
     phases: Sequence[tuple[int, float]],
-    setting: ModelMixSetting | None = None,
+    setting: ModelMixSetting,
     *,
     delta: float,
-    n: int | None = None,
-    batch_size: float | None = None,
-    noise_multiplier: float | None = None,
-    clip: float | None = None,
-    linf_blocks: int | None = None,
     conversion: str = "balle",
     orders: Sequence[float] | None = None,
     bound: str = "min",
@@ -605,8 +553,7 @@ def schedule_epsilon(
     """ε of a τ schedule (see :func:`schedule_rdp`)."""
     delta = check_open_unit("delta", delta)
     check_choice("conversion", conversion, CONVERSIONS)
-    a, values = schedule_rdp(phases, setting, n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip,
-                             linf_blocks=linf_blocks, orders=orders, bound=bound)  # fmt: skip
+    a, values = schedule_rdp(phases, setting, orders=orders, bound=bound)
     return rdp_to_epsilon(a, values, delta, conversion=conversion)
 
 

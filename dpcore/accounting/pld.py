@@ -637,7 +637,12 @@ def pld_epsilon_runs(noise_multiplier: float, *, runs: Sequence[tuple[float, int
     exactly.  The inputs are trusted (the registry's :class:`~dpcore.accounting.registry.PoissonAccountant` checks
     them): q in (0, 1], steps >= 1, δ in [``min_delta(total steps)``, 1).
     """
-    runs = tuple((float(q), int(c)) for q, c in runs)
+    bad = f"runs must be a non-empty sequence of (sample_rate, steps) pairs, got {runs!r}"
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, (list, tuple)) or not runs:
+        raise ValueError(bad)
+    if not all(isinstance(r, (list, tuple)) and len(r) == 2 for r in runs):
+        raise ValueError(bad)
+    runs = tuple((check_rate("runs", q), _check_int("runs", c, 1)) for q, c in runs)
     steps = sum(c for _, c in runs)
     sigma = _check_noise(noise_multiplier)
     delta = _check_delta(delta, _check_steps(steps))

@@ -390,9 +390,10 @@ def _training_rdp(rec: RunRecord, orders: Sequence[float] | None, modelmix: str)
             if take > 0:
                 kept.append((take, phase["tau_ratio"]))
             done += take
-        a, values = mm_accounting.schedule_rdp(kept, n=rec.dataset_size, batch_size=float(rec.batch_size),
-                                               noise_multiplier=choice.noise_multiplier, clip=rec.clip_norm,
-                                               linf_blocks=p, orders=a)  # fmt: skip
+        setting = mm_accounting.ModelMixSetting(n=rec.dataset_size, batch_size=float(rec.batch_size),
+                                                noise_multiplier=choice.noise_multiplier, clip=rec.clip_norm,
+                                                linf_blocks=p)  # fmt: skip
+        a, values = mm_accounting.schedule_rdp(kept, setting, orders=a)
         return a, values, f"ModelMix RDP (Thm 4.1 / corrected Cor. 4.1, min with plain), p = {p or 1}"
     a = np.asarray(COMPOSITION_ORDERS if orders is None else orders, dtype=float)
     one = subsampled_gaussian_rdp(a, noise_multiplier=choice.noise_multiplier, sample_rate=rec.sample_rate)

@@ -73,7 +73,7 @@ def _modelmix() -> Accountant:
     kw = dict(n=N, clip=1.0, tau=0.1)
 
     def eps(s, q, t, d):
-        return modelmix.epsilon(batch_size=q * N, steps=t, noise_multiplier=s, delta=d, **kw)
+        return modelmix.epsilon(modelmix.ModelMixSetting(batch_size=q * N, noise_multiplier=s, **kw), steps=t, delta=d)
 
     def cal(target, q, t, d):
         return modelmix.noise_multiplier_for_epsilon(target, batch_size=q * N, steps=t, delta=d, **kw)

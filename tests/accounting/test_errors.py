@@ -46,7 +46,8 @@ def test_a_modelmix_target_below_the_evaluable_noise_names_the_target_not_a_tria
     assert "smaller envelope (tau, clip, batch_size) or fewer orders" in msg
     floor = float(msg.split("ε = ")[1].split()[0])  # ε at the smallest evaluable z: a target below it calibrates
     sigma = modelmix.noise_multiplier_for_epsilon(floor * 0.9, rtol=1e-2, **run)
-    assert modelmix.epsilon(noise_multiplier=sigma, clip=1.0, **run) <= floor * 0.9
+    setting = modelmix.ModelMixSetting(n=50_000, batch_size=256, noise_multiplier=sigma, clip=1.0, tau=1.0)
+    assert modelmix.epsilon(setting, steps=1000, delta=1e-5) <= floor * 0.9
 
 
 @pytest.mark.parametrize("tau", [0.0, 1.0])

@@ -23,6 +23,35 @@ from dpcore.papers.p002_modelmix.claims import CLAIMS
 from dpcore.papers.p002_modelmix.corollary41 import corollary41_epsilon
 from dpcore.papers.p002_modelmix.fig3 import amplification_curves
 
+_FIELDS = ("n", "batch_size", "noise_multiplier", "clip", "tau", "linf_blocks")
+
+
+def _split(kw: dict) -> tuple[mm.ModelMixSetting, dict]:
+    """The run's fields as one ModelMixSetting (the functions take nothing else, issue 52) and the other keywords."""
+    fields = {k: kw[k] for k in _FIELDS if k in kw}
+    return mm.ModelMixSetting(**fields), {k: v for k, v in kw.items() if k not in _FIELDS}
+
+
+def _eps(**kw):
+    setting, rest = _split(kw)
+    return mm.epsilon(setting, **rest)
+
+
+def _rdp(**kw):
+    setting, rest = _split(kw)
+    return mm.rdp(setting, **rest)
+
+
+def _curve(steps, **kw):
+    setting, rest = _split(kw)
+    return mm.epsilon_curve(steps, setting, **rest)
+
+
+def _schedule(phases, **kw):
+    setting, rest = _split(kw)
+    return mm.schedule_epsilon(phases, setting, **rest)
+
+
 FIG3 = dict(n=50_000, steps=5000, clip=20, delta=1e-5, conversion="mironov", bound="modelmix")
 Z_Q002 = 0.36694  # regular DP-SGD ε = 200 at q = 0.02 (TF-Privacy orders, Mironov): Fig. 3 (a)-(c)
 Z_Q004 = 0.45637  # the same at q = 0.04: Fig. 3 (d)-(f)
@@ -54,7 +83,7 @@ FIG3_Q004 = {
 
 @pytest.mark.parametrize(("tau", "p"), list(FIG3_Q002))
 def test_fig3_q002_matches_regression_and_printed_claim(tau, p):
-    ours = mm.epsilon(batch_size=1000, noise_multiplier=Z_Q002, tau=tau, linf_blocks=p, **FIG3)
+    ours = _eps(batch_size=1000, noise_multiplier=Z_Q002, tau=tau, linf_blocks=p, **FIG3)
     regression, key = FIG3_Q002[(tau, p)]
     assert ours == pytest.approx(regression, abs=0.006)
     assert compute_status(CLAIMS[key], ours) == "reproduced"  # printed value and tolerance from claims.py
@@ -62,7 +91,7 @@ def test_fig3_q002_matches_regression_and_printed_claim(tau, p):
 
 @pytest.mark.parametrize(("tau", "p"), list(FIG3_Q004))
 def test_fig3_q004_regression(tau, p):  # the text prints no numbers for (d)-(f)
-    ours = mm.epsilon(batch_size=2000, noise_multiplier=Z_Q004, tau=tau, linf_blocks=p, **FIG3)
+    ours = _eps(batch_size=2000, noise_multiplier=Z_Q004, tau=tau, linf_blocks=p, **FIG3)
     assert ours == pytest.approx(FIG3_Q004[(tau, p)], abs=0.006)
 
 
@@ -77,11 +106,11 @@ def test_fig3_calibration_of_regular_dpsgd_to_200(batch_size, z):
 
 def test_authors_cifar10_accountant_gives_8():
     kw = dict(n=50_000, batch_size=1500, noise_multiplier=0.335, clip=20, tau=0.15, delta=1e-5, linf_blocks=100)
-    assert mm.epsilon(steps=3400, conversion="mironov", **kw) == pytest.approx(8.000, abs=5e-4)
-    assert mm.epsilon(steps=3500, conversion="mironov", **kw) == pytest.approx(8.12, abs=0.005)
+    assert _eps(steps=3400, conversion="mironov", **kw) == pytest.approx(8.000, abs=5e-4)
+    assert _eps(steps=3500, conversion="mironov", **kw) == pytest.approx(8.12, abs=0.005)
     # α ≤ 19 (the MATLAB script's grid) gives the same optimum
-    assert mm.epsilon(steps=3400, conversion="mironov", orders=range(2, 20), **kw) == pytest.approx(8.000, abs=5e-4)
-    assert mm.epsilon(steps=3400, conversion="balle", **kw) < 8.0
+    assert _eps(steps=3400, conversion="mironov", orders=range(2, 20), **kw) == pytest.approx(8.000, abs=5e-4)
+    assert _eps(steps=3400, conversion="balle", **kw) < 8.0
 
 
 def test_table2_calibration_and_same_noise_plain_epsilon():
@@ -94,7 +123,7 @@ def test_table2_calibration_and_same_noise_plain_epsilon():
 def test_splitting_the_l2_budget_lowers_epsilon():
     """Appendix C's one-hot worst case: 257.33 (one-hot) > 65.52 (2 coordinates) > 28.05 (4), integer α, τ = 0.075η."""
     kw = dict(batch_size=1000, noise_multiplier=Z_Q002, tau=0.075, orders=mm.INTEGER_ORDERS, **FIG3)
-    values = [mm.epsilon(linf_blocks=p, **kw) for p in (1, 2, 4)]
+    values = [_eps(linf_blocks=p, **kw) for p in (1, 2, 4)]
     assert values == pytest.approx([257.33, 65.52, 28.05], abs=0.01)
 
 
@@ -108,7 +137,7 @@ def test_transfer_schedule_of_section_5_3():
     for steps, expected in ((1500, 0.579), (2700, 0.763)):
         third = steps // 3
         phases = [(third, 0.0075), (third, 0.005), (steps - 2 * third, 0.0025)]
-        ours = mm.schedule_epsilon(
+        ours = _schedule(
             phases, n=50_000, batch_size=1024, noise_multiplier=0.85 * z0, clip=0.1, delta=1e-5,
             conversion="mironov", bound="modelmix",
         )  # fmt: skip
@@ -117,9 +146,7 @@ def test_transfer_schedule_of_section_5_3():
 
 def test_single_phase_schedule_equals_epsilon():
     kw = dict(n=10_000, batch_size=200, noise_multiplier=1.0, clip=1.0, delta=1e-5, linf_blocks=4)
-    assert mm.schedule_epsilon([(300, 0.05), (200, 0.05)], **kw) == pytest.approx(
-        mm.epsilon(steps=500, tau=0.05, **kw), rel=1e-12
-    )
+    assert _schedule([(300, 0.05), (200, 0.05)], **kw) == pytest.approx(_eps(steps=500, tau=0.05, **kw), rel=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -209,9 +236,7 @@ def test_corollary41_printed_is_an_erratum():
     corrected = corollary41_epsilon(linf_blocks=100, mode="corrected", **kw)
     assert printed < 0
     assert corrected == pytest.approx(4.83, abs=0.006)
-    assert corrected == pytest.approx(
-        mm.epsilon(linf_blocks=100, conversion="mironov", bound="modelmix", **kw), rel=1e-12
-    )
+    assert corrected == pytest.approx(_eps(linf_blocks=100, conversion="mironov", bound="modelmix", **kw), rel=1e-12)
 
 
 def test_convexity_of_g_on_the_fig3_grid():
@@ -233,16 +258,16 @@ def test_reverse_direction_is_dominated_at_fig3():
 
 def test_epsilon_curve_is_increasing_and_ends_at_epsilon():
     kw = dict(n=50_000, batch_size=1000, noise_multiplier=0.5, clip=20, tau=0.15, delta=1e-5, linf_blocks=25)
-    curve = mm.epsilon_curve([100, 1000, 3000, 5000], **kw)
+    curve = _curve([100, 1000, 3000, 5000], **kw)
     assert np.all(np.diff(curve) > 0)
-    assert curve[-1] == pytest.approx(mm.epsilon(steps=5000, **kw), rel=1e-12)
+    assert curve[-1] == pytest.approx(_eps(steps=5000, **kw), rel=1e-12)
 
 
 @pytest.mark.timeout(120)  # a hang guard; the goal, under 0.2 s an evaluation, is benchmarks/latency.py's (issue 54)
 def test_one_evaluation_answers_at_the_papers_setting():
     kw = dict(n=50_000, batch_size=1500, steps=3400, noise_multiplier=0.335, clip=20, tau=0.15, delta=1e-5)
     for p in (None, 100):
-        assert 0 < mm.epsilon(linf_blocks=p, **kw) < math.inf
+        assert 0 < _eps(linf_blocks=p, **kw) < math.inf
 
 
 # ----------------------------------------------------------------------------------------------
@@ -261,7 +286,7 @@ def test_modelmix_never_above_same_noise_dpsgd(z, q, tau, p):
     n = 10_000
     kw = dict(n=n, batch_size=q * n, steps=500, noise_multiplier=z, delta=1e-5)
     plain = mm.regular_dpsgd_epsilon(orders=mm.default_orders(p), **kw)
-    assert mm.epsilon(clip=5.0, tau=tau, linf_blocks=p, **kw) <= plain * (1 + 1e-9)
+    assert _eps(clip=5.0, tau=tau, linf_blocks=p, **kw) <= plain * (1 + 1e-9)
 
 
 @given(z=st.floats(0.4, 3.0), q=st.floats(0.005, 0.2), tau=st.floats(0.0, 0.4), p=st.sampled_from([None, 4, 25]))
@@ -269,20 +294,20 @@ def test_epsilon_decreases_in_tau(z, q, tau, p):
     n = 10_000
     kw = dict(n=n, batch_size=q * n, steps=500, noise_multiplier=z, clip=5.0, delta=1e-5, linf_blocks=p,
               bound="modelmix")  # fmt: skip
-    assert mm.epsilon(tau=tau + 0.1, **kw) <= mm.epsilon(tau=tau, **kw) * (1 + 1e-9)
+    assert _eps(tau=tau + 0.1, **kw) <= _eps(tau=tau, **kw) * (1 + 1e-9)
 
 
 @given(z=st.floats(0.4, 3.0), tau=st.floats(0.0, 0.4), p=st.sampled_from([None, 25]))
 def test_epsilon_decreases_in_noise(z, tau, p):
     kw = dict(n=10_000, batch_size=200, steps=500, clip=5.0, tau=tau, delta=1e-5, linf_blocks=p)
-    assert mm.epsilon(noise_multiplier=z * 1.2, **kw) <= mm.epsilon(noise_multiplier=z, **kw) * (1 + 1e-9)
+    assert _eps(noise_multiplier=z * 1.2, **kw) <= _eps(noise_multiplier=z, **kw) * (1 + 1e-9)
 
 
 def test_balle_conversion_is_tighter_than_mironov():
     kw = dict(n=50_000, batch_size=1000, steps=5000, noise_multiplier=Z_Q002, clip=20, tau=0.15, delta=1e-5)
     for p in (None, 100):
-        balle = mm.epsilon(conversion="balle", linf_blocks=p, **kw)
-        assert balle < mm.epsilon(conversion="mironov", linf_blocks=p, **kw)
+        balle = _eps(conversion="balle", linf_blocks=p, **kw)
+        assert balle < _eps(conversion="mironov", linf_blocks=p, **kw)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -311,14 +336,14 @@ GOOD = dict(n=1000, batch_size=50, steps=10, noise_multiplier=1.0, clip=1.0, tau
 )
 def test_bad_input_names_the_parameter(name, value):
     with pytest.raises(ValueError, match=name):
-        mm.epsilon(**{**GOOD, name: value})
+        _eps(**{**GOOD, name: value})
 
 
 def test_fractional_orders_refused_with_linf_blocks():
     with pytest.raises(ValueError, match="orders"):
-        mm.epsilon(**GOOD, linf_blocks=4, orders=[1.5, 2.0])
+        _eps(**GOOD, linf_blocks=4, orders=[1.5, 2.0])
     with pytest.raises(ValueError, match="orders"):
-        mm.rdp(**{k: v for k, v in GOOD.items() if k != "delta"}, orders=[0.5])
+        _rdp(**{k: v for k, v in GOOD.items() if k != "delta"}, orders=[0.5])
     with pytest.raises(ValueError, match="direction"):
         mm.step_rdp([2.0], sample_rate=0.1, noise_multiplier=1.0, width=1.0, direction="both")
     with pytest.raises(ValueError, match="target_epsilon"):
@@ -343,7 +368,7 @@ def test_literal_sum_form_gives_no_amplification():
     """Reading Algorithm 1's τ/η with no factor B gives ε ≈ 200 for every τ (the reading Fig. 3 rules out)."""
     kw = dict(n=50_000, batch_size=1000, steps=5000, noise_multiplier=Z_Q002, clip=20, delta=1e-5, conversion="mironov")
     plain = mm.regular_dpsgd_epsilon(**{k: v for k, v in kw.items() if k != "clip"})
-    literal = mm.epsilon(tau=0.3, form="sum", **kw)
+    literal = _eps(tau=0.3, form="sum", **kw)
     assert plain == pytest.approx(200.0, abs=0.05)
     assert literal == pytest.approx(plain, rel=0.02)
 

@@ -1,5 +1,5 @@
 """ModelMix's one setting value (issue 43): validated at construction, naming the field, and the same numbers as
-the keyword form of the accountant's functions."""
+the one form the accountant's functions take (issue 52: no loose keywords)."""
 
 from __future__ import annotations
 
@@ -32,21 +32,22 @@ def test_the_setting_is_frozen_normalised_and_replace_validates_again():
         s.replace(tau=-1.0)
 
 
-def test_the_setting_gives_the_numbers_of_the_keyword_form():
+def test_the_functions_take_the_setting_only():
+    """Issue 52: one form -- every public function takes a ModelMixSetting; the six loose keywords are gone."""
     s = ModelMixSetting(**FIELDS)
     kw = dict(steps=3400, delta=1e-5, conversion="mironov")
-    assert mm.epsilon(s, **kw) == mm.epsilon(**FIELDS, **kw)
     assert round(mm.epsilon(s, **kw), 3) == 8.0  # the authors' CIFAR-10 setting (module docstring)
-    phases = [(1700, 0.15), (1700, 0.075)]
-    keywords = {k: v for k, v in FIELDS.items() if k != "tau"}
-    assert mm.schedule_epsilon(phases, s, delta=1e-5) == mm.schedule_epsilon(phases, delta=1e-5, **keywords)
-
-
-def test_setting_and_fields_together_or_neither_are_refused():
-    s = ModelMixSetting(**FIELDS)
-    with pytest.raises(ValueError, match="setting"):
-        mm.epsilon(s, steps=10, delta=1e-5, tau=0.1)
-    with pytest.raises(ValueError, match="clip"):
-        mm.epsilon(n=1000, batch_size=10, noise_multiplier=1.0, tau=0.1, steps=10, delta=1e-5)
+    phases = [(1700, 0.15), (1700, 0.15)]
+    assert mm.schedule_epsilon(phases, s, delta=1e-5) == pytest.approx(mm.epsilon(s, steps=3400, delta=1e-5), rel=1e-12)
+    for call in (
+        lambda: mm.epsilon(s, steps=10, delta=1e-5, tau=0.1),
+        lambda: mm.epsilon(steps=10, delta=1e-5, **FIELDS),
+        lambda: mm.schedule_epsilon(phases, delta=1e-5, n=1000, batch_size=10, noise_multiplier=1.0),
+    ):
+        with pytest.raises(TypeError):
+            call()
+    for bad in ({"n": 1000}, None, FIELDS):
+        with pytest.raises(ValueError, match="setting must be a ModelMixSetting"):
+            mm.epsilon(bad, steps=10, delta=1e-5)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="setting"):
         mm.per_step_rdp({"n": 1000})  # type: ignore[arg-type]

@@ -172,8 +172,10 @@ def test_gdp_at_tiny_sigma_is_infinite_not_an_overflow():
 def test_modelmix_calibration_never_overshoots(target):
     kw = dict(n=50_000, batch_size=1500, steps=500, delta=DELTA, clip=20.0, tau=0.15, linf_blocks=None)
     z = modelmix.noise_multiplier_for_epsilon(target, **kw)
-    assert modelmix.epsilon(noise_multiplier=z, **kw) <= target
-    assert modelmix.epsilon(noise_multiplier=z * (1 - 1e-4), **kw) > target  # and it is tight
+    setting = modelmix.ModelMixSetting(n=50_000, batch_size=1500, noise_multiplier=z, clip=20.0, tau=0.15)
+    assert modelmix.epsilon(setting, steps=500, delta=DELTA) <= target
+    below = setting.replace(noise_multiplier=z * (1 - 1e-4))
+    assert modelmix.epsilon(below, steps=500, delta=DELTA) > target  # and it is tight
 
 
 # every (non-PLD) accountant call returns within 10 s, even at σ = 0.01

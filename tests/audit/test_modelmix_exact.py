@@ -49,7 +49,8 @@ def test_one_step_q1_matches_direct_quadrature():
 
 def test_exact_below_the_rdp_accountant_and_monotone_in_width():
     lo, hi = exact_epsilon(1e-3, noise=2.0, width=5.0, rate=0.5, steps=8)
-    acc = mm.epsilon(n=1000, batch_size=500, steps=8, noise_multiplier=2.0, clip=1.0, tau=0.01, delta=1e-3)
+    setting = mm.ModelMixSetting(n=1000, batch_size=500, noise_multiplier=2.0, clip=1.0, tau=0.01)
+    acc = mm.epsilon(setting, steps=8, delta=1e-3)
     assert hi < acc  # the RDP bound is an upper bound, and a loose one here
     assert 1.80 < lo <= hi < 1.90
     assert width_monotone(noise=2.0, widths=np.array([5.0, 6.0, 8.0]), rate=0.5, epsilons=np.array([0.1, 0.5, 1.0]),
@@ -140,8 +141,10 @@ def test_audit_rows_are_below_the_truth_and_labelled():
         (lambda: interval_residuals(np.zeros((3, 4)), tau=1.0, gap_rule="wide"), "gap_rule"),
         (lambda: residual_bound(np.zeros(5), np.zeros(5), np.zeros(200), np.zeros(200), rate=0.5), "e_in"),
         (lambda: toy_epsilon_mc(1e-3, samples=10, **TOY), "samples"),
-        (lambda: audit_modelmix(DiracSetting(noise_multiplier=2.0, sample_rate=0.5, steps=8), 2000, delta=1e-3),
-         "modelmix_tau_ratio"),
+        (
+            lambda: audit_modelmix(DiracSetting(noise_multiplier=2.0, sample_rate=0.5, steps=8), 2000, delta=1e-3),
+            "modelmix_tau_ratio",
+        ),
     ],
 )
 def test_refuses_bad_input(call, name):

@@ -174,18 +174,9 @@ def amplification_curves(
     }
     for p in linf_blocks:
         key = "ModelMix" if p is None else f"ModelMix p={p}"
-        out[key] = epsilon_curve(
-            steps,
-            n=n,
-            batch_size=batch_size,
-            noise_multiplier=noise_multiplier,
-            clip=clip,
-            tau=tau,
-            delta=delta,
-            linf_blocks=p,
-            conversion=conversion,
-            bound=bound,
-        )
+        setting = mm.ModelMixSetting(n=n, batch_size=batch_size, noise_multiplier=noise_multiplier, clip=clip, tau=tau,
+                                     linf_blocks=p)  # fmt: skip
+        out[key] = epsilon_curve(steps, setting, delta=delta, conversion=conversion, bound=bound)
     return out
 
 
@@ -266,15 +257,15 @@ def literal_units(z: float, *, q: float = 0.02, taus: Sequence[float] = FIG3_TAU
     """ε at T of plain ModelMix with τ/η read for the averaged update (u = (τ/η)·B/c, the experiments'
     reading) and literally for Algorithm 1's summed gradient (u = (τ/η)/c)."""
     z, q, taus = check_positive("z", z), check_rate("q", q), check_taus("taus", taus)
-    kw = dict(n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"],
-              delta=FIG3["delta"], conversion="mironov", bound="modelmix")  # fmt: skip
+    setting = mm.ModelMixSetting(n=FIG3["n"], batch_size=q * FIG3["n"], noise_multiplier=z, clip=FIG3["clip"])
+    kw = dict(steps=FIG3["steps"], delta=FIG3["delta"], conversion="mironov", bound="modelmix")
     with accountant_range(z=z, q=q, taus=taus):
         return pd.DataFrame(
             [
                 {
                     "tau/eta": t,
-                    "averaged-update units": mm.epsilon(tau=t, **kw),
-                    "summed-gradient units": mm.epsilon(tau=t, form="sum", **kw),
+                    "averaged-update units": mm.epsilon(setting.replace(tau=t), **kw),
+                    "summed-gradient units": mm.epsilon(setting.replace(tau=t), form="sum", **kw),
                 }
                 for t in taus
             ]
@@ -283,10 +274,10 @@ def literal_units(z: float, *, q: float = 0.02, taus: Sequence[float] = FIG3_TAU
 
 def _epsilon_at_T(z: float, q: float, tau: float, p: int | None, orders=None) -> float:
     with accountant_range(z=z, q=q, tau=tau):
-        return mm.epsilon(
-            n=FIG3["n"], batch_size=q * FIG3["n"], steps=FIG3["steps"], noise_multiplier=z, clip=FIG3["clip"],
-            tau=tau, delta=FIG3["delta"], linf_blocks=p, orders=orders, conversion="mironov", bound="modelmix",
-        )  # fmt: skip
+        setting = mm.ModelMixSetting(n=FIG3["n"], batch_size=q * FIG3["n"], noise_multiplier=z, clip=FIG3["clip"],
+                                     tau=tau, linf_blocks=p)  # fmt: skip
+        return mm.epsilon(setting, steps=FIG3["steps"], delta=FIG3["delta"], orders=orders, conversion="mironov",
+                          bound="modelmix")  # fmt: skip
 
 
 def tau_sweep(z: float, *, q: float = 0.02, points: int = 9, low: float = 0.02, high: float = 1.0) -> pd.DataFrame:

@@ -64,7 +64,9 @@ TRANSFER: dict = dict(n=50_000, batch_size=1024, reference_steps=2700, reference
 def authors_cifar10(*, steps: int = AUTHORS_STEPS, orders: Sequence[float] | None = AUTHORS_ORDERS,
                     conversion: str = "mironov") -> float:  # fmt: skip
     """ε of the authors' CIFAR-10 accountant settings (Corollary 4.1 corrected, bound alone)."""
-    return mm.epsilon(steps=steps, conversion=conversion, orders=orders, bound="modelmix", **AUTHORS_CIFAR10)
+    fields = {k: v for k, v in AUTHORS_CIFAR10.items() if k != "delta"}
+    return mm.epsilon(mm.ModelMixSetting(**fields), steps=steps, delta=AUTHORS_CIFAR10["delta"], conversion=conversion,
+                      orders=orders, bound="modelmix")  # fmt: skip
 
 
 def authors_cifar10_variants() -> pd.Series:
@@ -130,10 +132,9 @@ def transfer_epsilon(steps: int, *, reference_noise: float | None = None) -> flo
     z0 = transfer_noise() if reference_noise is None else check_positive("reference_noise", reference_noise)
     t = TRANSFER
     with accountant_range(reference_noise=z0):
-        return mm.schedule_epsilon(
-            phases, n=t["n"], batch_size=t["batch_size"], noise_multiplier=t["noise_factor"] * z0,
-            clip=t["clip"], delta=DELTA, conversion="mironov", bound="modelmix",
-        )  # fmt: skip
+        setting = mm.ModelMixSetting(n=t["n"], batch_size=t["batch_size"], noise_multiplier=t["noise_factor"] * z0,
+                                     clip=t["clip"])  # fmt: skip
+        return mm.schedule_epsilon(phases, setting, delta=DELTA, conversion="mironov", bound="modelmix")
 
 
 def transfer_claim_values(reference_noise: float | None = None) -> dict[str, float]:
@@ -173,7 +174,8 @@ def fig2cd_claim_values(z: float | None = None) -> dict[str, tuple[float | bool,
     kw = dict(n=f["n"], batch_size=f["sample_rate"] * f["n"], steps=f["steps"], delta=DELTA, conversion="mironov")
     with accountant_range(z=z):
         regular = mm.regular_dpsgd_epsilon(noise_multiplier=z, **kw)
-        mixed = mm.epsilon(noise_multiplier=z, clip=f["clip"], tau=f["tau"], linf_blocks=f["linf_blocks"],
-                           bound="modelmix", **kw)  # fmt: skip
+        setting = mm.ModelMixSetting(n=kw["n"], batch_size=kw["batch_size"], noise_multiplier=z, clip=f["clip"],
+                                     tau=f["tau"], linf_blocks=f["linf_blocks"])  # fmt: skip
+        mixed = mm.epsilon(setting, steps=kw["steps"], delta=DELTA, conversion="mironov", bound="modelmix")
     note = f"z = {z:.4f}: regular DP-SGD eps {regular:.4f}, ModelMix (tau = 0.05eta, c = 8, p = 100) eps {mixed:.4f}"
     return {"fig2cd.dpsgd_eps": (regular, note), "fig2cd.mm_better_eps": (bool(mixed < regular), note)}

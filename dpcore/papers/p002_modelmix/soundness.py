@@ -50,14 +50,11 @@ def split_epsilons(z: float, *, q: float = 0.02, tau: float = 0.075, ms: Sequenc
     with accountant_range(z=z, q=q, tau=tau):
         return [
             mm.epsilon(
-                n=n,
-                batch_size=q * n,
+                mm.ModelMixSetting(
+                    n=n, batch_size=q * n, noise_multiplier=z, clip=FIG3["clip"], tau=tau, linf_blocks=m
+                ),
                 steps=FIG3["steps"],
-                noise_multiplier=z,
-                clip=FIG3["clip"],
-                tau=tau,
                 delta=FIG3["delta"],
-                linf_blocks=m,
                 orders=mm.INTEGER_ORDERS,
                 conversion="mironov",
                 bound="modelmix",
