@@ -50,8 +50,10 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
-#: the statuses of a claims.csv row (as ``dpcore.claims.STATUSES``; tests/test_docs_build.py checks they agree)
-STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run")
+#: the statuses of a claims.csv row (as ``dpcore.claims.STATUSES``; tests/test_docs_build.py checks they agree);
+#: audit rows have their own (issue 50: fails-audit / passes-audit / authors-code)
+STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run", "fails-audit",
+            "passes-audit", "authors-code")
 #: statuses of older claims.csv files, with what to do about them (an error, never silently mapped)
 RETIRED_STATUSES = {
     "differs-explained": "issue 41 replaced it by erratum / not-reproduced / inconclusive: re-run `make figures`",
@@ -102,16 +104,12 @@ def counts(rows: Iterable[Mapping]) -> dict[str, int]:
     """Rows per status; our own checks that ran apart (``consistency`` / ``consistency-ok``, ``audit`` /
     ``audit-ok``; one not run counts as ``not-run``), as ``dpcore.claims``' scorecard counts.  A row whose status is
     not one of :data:`STATUSES` raises ``ValueError``."""
-    out = dict.fromkeys((*STATUSES, *(f"{s}{ok}" for s in OWN_CHECKS for ok in ("", "-ok"))), 0)
+    from dpcore.verdicts import count_by_status  # the one count (issue 50)
+
+    rows = list(rows)
     for row in rows:
-        status = check_status(row.get("status"), f"rows: {row.get('paper')}/{row.get('key')}")
-        source = row.get("source")
-        if source in OWN_CHECKS and status != "not-run":
-            out[source] += 1
-            out[f"{source}-ok"] += status == "reproduced"
-        else:
-            out[status] += 1
-    return out
+        check_status(row.get("status"), f"rows: {row.get('paper')}/{row.get('key')}")
+    return count_by_status(rows)
 
 
 def count_phrase(c: Mapping[str, int], profile: str) -> str:
@@ -744,9 +742,9 @@ def findings_section(site: Site, paper: str) -> list[str]:
             if rows:
                 c = counts(rows)
                 spread = ", ".join([*(f"{c[s]} {status_label(s)}" for s in STATUSES if c[s]),
-                                    *(f"{c[s + '-ok']}/{c[s]} {s} checks hold" for s in OWN_CHECKS if c[s])])
+                                    *(f"{c[s + '-ok']}/{c[s]} {s} checks hold" for s in OWN_CHECKS if c.get(s))])
                 where.append(f"{len(rows)} at the {profile} profile ({spread})")
-        weight = "changes a conclusion" if f.conclusion else "cosmetic"
+        weight = getattr(f, "weight_words", None) or ("changes a conclusion" if f.conclusion else "cosmetic")
         keys = ", ".join(f"<code>{esc(k)}</code>" for k in f.keys)
         items.append(
             f'<li class="dpcore-finding" id="finding-{slug(paper)}-{slug(f.key)}">'
@@ -761,13 +759,16 @@ def findings_section(site: Site, paper: str) -> list[str]:
 
 
 def finding_badge(kind: str) -> str:
-    """A finding's kind as a coloured badge: a status's (:func:`status_cell`), or, for an ``audit`` finding (our audit
-    of the authors' code), its own words (``dpcore.claims.FINDING_LABELS``) and colour."""
-    if kind != "audit":
+    """A finding's kind as a coloured badge: a status's (:func:`status_cell`), or, for a kind that is no status (an
+    ``audit`` finding, our audit of the authors' code; a ``trained`` one, decided by the verdict rules), its own words
+    (``dpcore.claims.FINDING_LABELS``) and colour; ``ValueError`` for a kind that is neither."""
+    if kind in STATUSES:
         return status_cell(kind)
     from dpcore.claims import FINDING_LABELS
 
-    return f'<span class="dpcore-status dpcore-audit">{esc(FINDING_LABELS[kind])}</span>'
+    if kind not in FINDING_LABELS:
+        raise ValueError(f"kind must be a status or one of {tuple(FINDING_LABELS)}, got {kind!r}")
+    return f'<span class="dpcore-status dpcore-{slug(kind)}">{esc(FINDING_LABELS[kind])}</span>'
 
 
 def explanation_of(spec: Any) -> Any:
