@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from dpcore.accounting.events import CLIPPINGS as PRIVATE_CLIPPINGS
-from dpcore.accounting.events import NOISE_CONVENTIONS, NOISE_FACTOR, clipped_group_size
+from dpcore.accounting.events import NOISE_CONVENTIONS, NOISE_FACTOR, clipped_group_size, groups_per_round
 from dpcore.training.modelmix import ModelMixConfig
 from dpcore.training.persample import ENGINES, PARAMETER_CLIP_SCOPES
 from dpcore.training.sampling import SAMPLINGS
@@ -322,13 +322,11 @@ class TrainConfig:
         return max(batch_size, 1) if self.clips_batch_mean else self.effective_group_size(batch_size)
 
     def groups(self, batch_size: int) -> float:
-        """m: the number of clipped groups of ``clipping`` in a batch of ``batch_size`` (1 for batch clipping)."""
-        if self.clipping == "individual":
-            return float(batch_size)
-        if self.clipping == "mixed":
-            assert self.group_size is not None
-            return batch_size / self.group_size
-        return 1.0
+        """m: the number of clipped groups of ``clipping`` in a batch of ``batch_size`` (1 for batch clipping):
+        :func:`dpcore.accounting.events.groups_per_round`, the one group-count rule."""
+        if self.clipping == "none" or batch_size <= 0:
+            return 1.0 if self.clipping != "individual" else float(batch_size)
+        return float(groups_per_round(self.clipping, batch_size, self.group_size))
 
     def round_noise_std(self, batch_size: int) -> float:
         """Per-coordinate std of the noise added to the clipped statistic of a round of ``batch_size`` (before the

@@ -178,12 +178,9 @@ class Privatizer:
         c = self.config
         if c.reduce == "sum" or c.noise_placement != "algorithm1":
             return 1.0
-        if c.clipping in ("individual", "none"):
+        if c.clipping == "none":
             return float(planned_size)
-        if c.clipping == "mixed":
-            assert c.group_size is not None
-            return planned_size / c.group_size
-        return 1.0
+        return float(groups_per_round(c.clipping, planned_size, c.group_size))  # events.py's group-count rule
 
     def noise(self, step: int) -> list[Tensor]:
         """N(0, (κCσ)² I) of round ``step``, from a generator seeded by (seed, step) on the device, or with
