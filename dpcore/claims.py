@@ -114,6 +114,7 @@ __all__ = [
     "Erratum",
     "Interval",
     "NotebookClaims",
+    "Paper",
     "Value",
     "collect",
     "compute_status",
@@ -624,6 +625,40 @@ class ClaimSpec:
             widened = _tolerance_text(self.rtol, self.atol)
             return "in range" if widened == "exact" else f"in range, {widened} at each end"
         return _tolerance_text(self.rtol, self.atol)
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One paper package as the registry reads it (issue 50, ``dpcore.papers``): its paper ``id`` (one of
+    :data:`PAPERS`), ``slug`` (the package name, e.g. ``p003_shuffling``), ``title``, the claim ``specs``, which
+    ``notebooks`` check them, its ``findings`` (in the order of its verdict line), its explorer (``explorer_topic`` and
+    ``explorer`` module, "" for none) and ``gpu_keys`` (glob patterns of claim keys whose runs need a GPU)."""
+
+    id: str
+    slug: str
+    title: str
+    specs: tuple[ClaimSpec, ...]
+    notebooks: tuple[NotebookClaims, ...]
+    findings: tuple[Finding, ...] = ()
+    explorer_topic: str = ""
+    explorer: str = ""
+    gpu_keys: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.id not in PAPERS:
+            raise ValueError(f"id must be one of {PAPERS}, got {self.id!r}")
+        if not isinstance(self.slug, str) or not re.fullmatch(r"[a-z]\w*", self.slug):
+            raise ValueError(f"slug must be a package name, got {self.slug!r}")
+        if not isinstance(self.title, str):
+            raise ValueError(f"title must be a string, got {self.title!r}")
+        kinds = (("specs", ClaimSpec), ("notebooks", NotebookClaims), ("findings", Finding), ("gpu_keys", str))
+        for name, kind in kinds:
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(v, kind) for v in value):
+                raise ValueError(f"{self.slug}: {name} must be a tuple of {kind.__name__}")
+        if bool(self.explorer) != bool(self.explorer_topic):
+            raise ValueError(f"{self.slug}: explorer and explorer_topic go together, got {self.explorer_topic!r}, "
+                             f"{self.explorer!r}")  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -9,21 +9,27 @@ This package is library: it knows no paper (``tests/test_layout.py``).  It holds
 * :mod:`~dpcore.explore.dashboard`: the Voilà template of ``make explore`` (a landing page listing the explorers, no
   CDN request).
 
-Each paper's explorer lives in its paper package, on top of these widgets: :mod:`dpcore.papers.p000_proactive.explore`
-(Proactive-DP calculator), :mod:`dpcore.papers.p001_isrl.explore` (ISRL-DP noise per silo),
-:mod:`dpcore.papers.p002_modelmix.explore`, :mod:`dpcore.papers.p003_shuffling.explore` and
-:mod:`dpcore.papers.p004_contraction.explore`.  Each topic module holds ``compute(**values) -> View`` (a pure function
-from the controls' values to the numbers and curves shown, calling the library / paper functions and tested like
-them: ``tests/explore/``), ``draw(view, fig)`` and ``build(**overrides)``.  Explorers write no file.
+Each paper's explorer lives in its paper package, on top of these widgets, and is named by the package's ``PAPER``
+(``explorer_topic``, ``explorer``; :func:`dpcore.papers.explorer_topics`).  Each topic module holds
+``compute(**values) -> View`` (a pure function from the controls' values to the numbers and curves shown, calling the
+library / paper functions and tested like them: ``tests/explore/``), ``draw(view, fig)`` and ``build(**overrides)``.
+Explorers write no file.
 """
 
-#: The explorer notebooks of ``notebooks/explore/`` and the module each one builds.
-TOPICS: dict[str, tuple[str, ...]] = {
-    "dpsgd": ("dpcore.explore.dpsgd",),
-    "modelmix": ("dpcore.papers.p002_modelmix.explore",),
-    "shuffling": ("dpcore.papers.p003_shuffling.explore",),
-    "contraction": ("dpcore.papers.p004_contraction.explore",),
-    "calculators": ("dpcore.papers.p000_proactive.explore", "dpcore.papers.p001_isrl.explore"),
-}
+from typing import Any
 
-__all__ = ["TOPICS"]
+#: the library's own explorer notebooks of ``notebooks/explore/`` and the module each one builds
+LIBRARY_TOPICS: dict[str, tuple[str, ...]] = {"dpsgd": ("dpcore.explore.dpsgd",)}
+
+__all__ = ["LIBRARY_TOPICS", "TOPICS"]
+
+
+def __getattr__(name: str) -> Any:
+    """``TOPICS``: every explorer notebook of ``notebooks/explore/`` and the modules it builds -- the library's
+    (:data:`LIBRARY_TOPICS`) and each paper's, read from the papers' ``PAPER`` objects
+    (:func:`dpcore.papers.explorer_topics`; no paper module is named here, issue 50)."""
+    if name == "TOPICS":
+        from dpcore.papers import explorer_topics
+
+        return {**LIBRARY_TOPICS, **explorer_topics()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -100,7 +100,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
     ),
     ClaimSpec(
         "003", "lemmaE2.tail.below", "App. E.2", "Pr[c_1 < (c^U)²] with (c^U)² = (1 − 1/√(2E))E (g = 1, subsampling)",
-        3.720075976020836e-44, "derived",
+        math.exp(-100), "derived",
         "App. E.2, Hoeffding display before Lemma E.2: the tail is ≤ exp(−2(E − c_1)²) = e^{-E} at the chosen c^U; "
         "at E = 100: e^{-100}. Ours: the exact Binomial(23438, 256/60000) tail (N = 60000, |S_b| = 256)",
         rtol=0.01,
@@ -113,7 +113,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
     ),
     ClaimSpec(
         "003", "lemmaE2.tail.above", "App. E.2", "Pr[c_1 > (c^L)²] with (c^L)² = (1 + 1/√(2E))E (g = 1, subsampling)",
-        3.720075976020836e-44, "derived",
+        math.exp(-100), "derived",
         "App. E.2, Hoeffding display before Lemma E.2: the tail is ≤ exp(−2(E − c_1)²) = e^{-E} at the chosen c^L; "
         "at E = 100: e^{-100}. Ours: the exact Binomial(23438, 256/60000) tail (N = 60000, |S_b| = 256)",
         rtol=0.01,
@@ -127,7 +127,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
     # ------------------------------------------------------------------ App. F.3 collision law
     ClaimSpec(
         "003", "appF3.q3", "App. F.3", "q_3 = Pr[3 differentiating samples fall in 3 distinct rounds] (s = 1024, "
-        "N = 59392, one shuffled epoch)", 0.9016949152542373, "derived",
+        "N = 59392, one shuffled epoch)", 30856 / 34220, "derived",
         "App. F.3 formula q_j = C(N/s, j)C(g−1, j−1)/C(N/s − 1 + g, g) at N/s = 58, g = j = 3: C(58,3)/C(60,3) = "
         "30856/34220. Ours: the uniform-permutation law by inclusion–exclusion",
         rtol=1e-6,
@@ -190,7 +190,7 @@ FDP_SPECS: tuple[ClaimSpec, ...] = (
         "with the same ε(1e-5) as the A_1-labelled thinned mechanism (c² ~ Binomial(E, 1/2))",
         rtol=1e-3,
         explanation=Erratum(
-            1.3686152877502726,
+            1.36861528775,
             "Under the paper's A_1-labelled accounting the round holding the differentiating sample survives w.p. 1/2, "
             "so c² ~ Binomial(100, 1/2): ε(1e-5) = 21.59 (that of G_3.653), a factor ≈ √2, not G_2.5 (ε 13.21).",
             rtol=1e-3,

@@ -196,13 +196,8 @@ def evidence(frames: Iterable[pd.DataFrame]) -> dict[str, list[Run]]:
     return out
 
 
-def positive_control(records: Iterable[Mapping] | None = None) -> Control | None:
-    """The positive control of paper 003's MNIST pipeline from issue 51's ``control_frame("paper")`` (None when the
-    module or its runs are not there yet: the verdict then says no control is committed)."""
-    if records is None:
-        try:
-            from dpcore.papers.reference.controls import control_frame
-        except ImportError:
-            return None
-        records = control_frame("paper").to_dict("records")
+def positive_control(records: Iterable[Mapping]) -> Control | None:
+    """The positive control of paper 003's MNIST pipeline from the rows of issue 51's ``control_frame("paper")``
+    (``dpcore.papers.reference.controls``; the notebook passes them: a paper package imports no other); None when its
+    runs are not there yet (the verdict then says no control is committed)."""
     return control_from_records(records, CONTROL_PIPELINE)
