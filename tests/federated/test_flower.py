@@ -267,16 +267,17 @@ def test_flower_simulation_runtime_equals_in_process_and_sees_only_noised_messag
     silos, plan = setup
     ray = pytest.importorskip("ray")
     start = time.perf_counter()
-    ray_tmp = tempfile.mkdtemp(prefix="dpfl-ray-")
-    start_local_ray(2, temp_dir=ray_tmp, runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(sys.path)}})
+    ray_tmp = tempfile.mkdtemp(prefix="dpfl-ray-")  # Ray's sockets need a short path
     try:
+        start_local_ray(2, temp_dir=ray_tmp, runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join(sys.path)}})
         ray_s = time.perf_counter() - start
         with flower_loopback.LocalFederation(tmp_path, simulation=True,
                                              ray_address=ray.get_runtime_context().gcs_address) as fed:  # fmt: skip
             result = fed.run(RUN_CONFIG, timeout_s=600,
                              federation_config={"num-supernodes": 3, "client-resources-num-cpus": 1})  # fmt: skip
     finally:
-        ray.shutdown()
+        if ray.is_initialized():
+            ray.shutdown()
         shutil.rmtree(ray_tmp, ignore_errors=True)
     print(f"\nFlower simulation runtime: {time.perf_counter() - start:.1f}s (Ray start {ray_s:.1f}s, flwr run, "
           "SuperLink start and stop)")  # fmt: skip
