@@ -198,9 +198,7 @@ def _rounds_per_epoch(
         raise ValueError("give both dataset_size and batch_size (or only sample_rate) to convert epochs to steps")
     per_epoch = steps_per_epoch(sampling, dataset_size, batch_size)
     if sample_rate is not None:
-        q = check_rate("sample_rate", sample_rate)
-        if not math.isclose(q, batch_size / dataset_size, rel_tol=1e-9):
-            raise ValueError(f"sample_rate={q} disagrees with batch_size/dataset_size = {batch_size}/{dataset_size}")
+        sample_rate_of(batch_size, dataset_size, sample_rate)  # q = b/n: the one check
     return float(per_epoch)
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from dpcore.accounting.events import CLIPPINGS, NOISE_CONVENTIONS, NOISE_FACTOR, RECORD_SAMPLINGS
+from dpcore.accounting.events import CLIPPINGS, NOISE_CONVENTIONS, NOISE_FACTOR, RECORD_SAMPLINGS, sample_rate_of
 
 __all__ = ["RunRecord", "NOISE_CONVENTIONS", "NOISE_FACTOR", "CLIP_NORM_TYPES", "REDUCTIONS", "RECORD_VERSION"]
 
@@ -146,8 +146,9 @@ class RunRecord:
         rate = self.batch_size / n if constant else None
         if self.sample_rate is not None:
             given = _float("sample_rate", self.sample_rate, strict=True)
-            if rate is None or not math.isclose(given, rate, rel_tol=1e-9):
-                raise ValueError(f"sample_rate={given} disagrees with batch_size/dataset_size = {rate}")
+            if rate is None:
+                raise ValueError(f"sample_rate={given} disagrees with a batch_size schedule (no one b/n)")
+            sample_rate_of(self.batch_size, n, given)  # q = b/n: events.py's one check
         s(self, "sample_rate", rate)
         if self.epochs is not None:
             s(self, "epochs", _float("epochs", self.epochs))

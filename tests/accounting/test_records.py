@@ -149,8 +149,8 @@ def test_modelmix_dispatch():
                   clip_norm=20.0, modelmix=mm)  # fmt: skip
     assert choose_accountant(rec).name == "modelmix"
     amplified = epsilon_for_record(rec, 1e-5)
-    expected = mm_module.epsilon(n=50000, batch_size=1500.0, steps=500, noise_multiplier=0.6, clip=20.0, tau=0.15,
-                                 delta=1e-5)  # fmt: skip
+    setting = mm_module.ModelMixSetting(n=50000, batch_size=1500.0, noise_multiplier=0.6, clip=20.0, tau=0.15)
+    expected = mm_module.epsilon(setting, steps=500, delta=1e-5)
     assert amplified == pytest.approx(expected)
     plain = epsilon_for_record(rec, 1e-5, modelmix="plain")
     assert plain == pytest.approx(dpsgd_epsilon(0.6, sample_rate=1500 / 50000, steps=500, delta=1e-5))
