@@ -394,19 +394,9 @@ def epsilon_curve(
     variants = _variant_list(variants)
     dataset_size = _check_dataset_size(dataset_size)
     out: dict[str, list[float]] = {"steps": list(steps)}
+    common = dict(sample_rate=sample_rate, delta=delta, dataset_size=dataset_size, noise_convention=noise_convention)
     for method, sampling in variants:
         label = f"{method}/{sampling}" + (" (approximate)" if method in APPROXIMATE else "")
-        out[label] = [
-            dpsgd_epsilon(
-                noise_multiplier,
-                sample_rate=sample_rate,
-                steps=s,
-                delta=delta,
-                method=method,
-                sampling=sampling,
-                dataset_size=dataset_size,
-                noise_convention=noise_convention,
-            )
-            for s in steps
-        ]
+        run = dict(method=method, sampling=sampling, **common)
+        out[label] = [dpsgd_epsilon(noise_multiplier, steps=t, **run) for t in steps]
     return out
