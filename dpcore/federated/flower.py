@@ -80,6 +80,8 @@ __all__ = [
     "train_instruction",
     "silo_train",
     "silo_ledger",
+    "keep_silo",
+    "kept_silo",
     "silo_description",
     "read_update",
     "read_description",
@@ -288,8 +290,9 @@ DESCRIBE = "query.describe"
 #: Default limits (seconds): for the N SuperNodes to connect, and for each round's replies.
 CONNECT_TIMEOUT_S = 120.0
 ROUND_TIMEOUT_S = 300.0
-#: The key of a silo's ledger in Flower's per-node ``Context.state`` (the rounds it has trained).
+#: The keys of a silo's ledger (the rounds it has trained) and of its kept spec in Flower's per-node ``Context.state``.
 LEDGER = "dpcore-silo-ledger"
+SPEC = "dpcore-silo-spec"
 # Flower's error codes (flwr.common.constant.ErrorCode) that mean the reply never came: the node was gone, the
 # message or its reply expired, or the ClientApp process died
 _LOST_CODES = {3: "message unavailable", 4: "reply unavailable", 5: "node unavailable", 8: "ClientApp crashed"}
@@ -365,6 +368,41 @@ def _record_field(content: Any, where: str, rounds: int) -> RunRecord:
     if record.steps != rounds:
         raise MalformedReply(f"{where}: field 'silo.record' counts {record.steps} rounds, the plan runs {rounds}")
     return record
+
+
+def keep_silo(state: Any, spec: SiloSpec, seed: int) -> None:
+    """Keep silo ``spec`` (its records and privacy parameters) and the run ``seed`` in its node's ``Context.state``
+    (ArrayRecord and ConfigRecord :data:`SPEC`), where its SuperNode keeps them between messages: later messages
+    read them back (:func:`kept_silo`) instead of loading the silo source again."""
+    app = _flwr_app()
+    arrays = {
+        "features": app.Array(np.ascontiguousarray(spec.features)),
+        "labels": app.Array(np.ascontiguousarray(spec.labels)),
+    }
+    scalars: dict[str, Any] = {
+        "index": int(spec.index), "loss": spec.loss, "num_outputs": int(spec.num_outputs),
+        "batch_size": int(spec.batch_size), "noise_std": float(spec.noise_std), "rounds": int(spec.rounds),
+        "data": spec.data, "seed": int(seed),
+    }  # fmt: skip
+    for name in ("clip", "lipschitz"):
+        if getattr(spec, name) is not None:
+            scalars[name] = float(getattr(spec, name))
+    state[SPEC] = app.ArrayRecord(arrays)
+    state[SPEC + "-config"] = app.ConfigRecord(scalars)
+
+
+def kept_silo(state: Any) -> tuple[SiloSpec, int] | None:
+    """``(spec, seed)`` kept by :func:`keep_silo` in ``state``, or None."""
+    if SPEC not in state.array_records or SPEC + "-config" not in state.config_records:
+        return None
+    arrays, c = state.array_records[SPEC], state.config_records[SPEC + "-config"]
+    spec = SiloSpec(
+        int(c["index"]), arrays["features"].numpy(), arrays["labels"].numpy(), str(c["loss"]), int(c["num_outputs"]),
+        int(c["batch_size"]), float(c["noise_std"]), int(c["rounds"]),
+        float(c["clip"]) if "clip" in c else None, float(c["lipschitz"]) if "lipschitz" in c else None,
+        str(c["data"]),
+    )  # fmt: skip
+    return spec, int(c["seed"])
 
 
 def silo_ledger(state: Any) -> list[int]:

@@ -5,8 +5,9 @@ as the app project ``flower/isrl-insurance/pyproject.toml`` names them (``[tool.
 
 * :data:`client_app` runs in each SuperNode (or each simulated node): its ``train`` handler is
   :func:`dpcore.federated.flower.silo_train` for the silo of the node's ``partition-id`` (node config), its
-  ``query.describe`` handler :func:`dpcore.federated.flower.silo_description`.  The silo's ledger lives in
-  ``Context.state``, which its SuperNode keeps between messages.
+  ``query.describe`` handler :func:`dpcore.federated.flower.silo_description`.  The silo's ledger and its own
+  records and parameters (:func:`silo`: loaded once from the silo source, then kept) live in ``Context.state``,
+  which its SuperNode keeps between messages (each message runs in a fresh ClientApp process).
 * :data:`server_app` runs in the SuperLink's ServerApp process: :func:`dpcore.federated.flower.run_server` with the
   plan of the run config's silo source, then the :class:`~dpcore.federated.flower.FederatedResult` (or the error
   that ended the run) is written to the run config's ``out-dir`` (``result.json``) when one is given.
@@ -29,7 +30,7 @@ from flwr.serverapp import Grid, ServerApp
 
 from dpcore.federated import flower as fl
 
-__all__ = ["client_app", "server_app"]
+__all__ = ["client_app", "server_app", "silo"]
 
 #: One silo: its SuperNode's ``partition-id`` picks it from the run config's silo source.
 client_app = ClientApp()
@@ -37,17 +38,29 @@ client_app = ClientApp()
 server_app = ServerApp()
 
 
+def silo(context: Context) -> tuple[fl.SiloSpec, int]:
+    """This node's silo and the run seed: kept in ``context.state`` after the first message
+    (:func:`dpcore.federated.flower.keep_silo`), loaded from the run config's silo source for the node's
+    ``partition-id`` before that."""
+    kept = fl.kept_silo(context.state)
+    if kept is not None:
+        return kept
+    spec, plan = fl.silo_of(context.node_config, context.run_config)
+    fl.keep_silo(context.state, spec, plan.seed)
+    return spec, plan.seed
+
+
 @client_app.train()
 def train(msg: Message, context: Context) -> Message:
     """Silo ``partition-id``'s noised update for the round asked (:func:`dpcore.federated.flower.silo_train`)."""
-    spec, plan = fl.silo_of(context.node_config, context.run_config)
-    return Message(fl.silo_train(spec, plan.seed, msg.content, context.state), reply_to=msg)
+    spec, seed = silo(context)
+    return Message(fl.silo_train(spec, seed, msg.content, context.state), reply_to=msg)
 
 
 @client_app.query("describe")
 def describe(msg: Message, context: Context) -> Message:
     """Which silo this node holds, and its run record (:func:`dpcore.federated.flower.silo_description`)."""
-    spec, _plan = fl.silo_of(context.node_config, context.run_config)
+    spec, _seed = silo(context)
     return Message(fl.silo_description(spec), reply_to=msg)
 
 

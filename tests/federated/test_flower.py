@@ -130,6 +130,13 @@ def test_silo_record_is_the_in_process_record_and_the_silo_keeps_to_its_rounds(s
     with pytest.raises(ValueError, match="field 'model.model' must be float32 of shape"):
         fl.silo_train(spec, plan.seed, fl.train_instruction(np.zeros((2, plan.dim)), 1), state)
     assert fl.silo_ledger(state) == [ROUNDS]  # refused rounds are not entered
+    # the silo keeps its records and parameters in its node state: read back equal (clip absent or not)
+    for kept in (spec, free[2]):
+        fl.keep_silo(state, kept, 7)
+        back, seed = fl.kept_silo(state)
+        assert seed == 7 and fl.silo_record(back) == fl.silo_record(kept)
+        assert all(np.array_equal(getattr(back, f.name), getattr(kept, f.name)) for f in dataclasses.fields(kept))
+    assert fl.kept_silo(RecordDict()) is None
 
 
 def test_per_silo_pool_is_mb_sgd_with_independent_silo_generators(setup):
@@ -151,8 +158,11 @@ def test_server_main_loop_on_a_local_grid_equals_in_process(setup, task_identity
     """The ServerApp's loop with the real ClientApp handlers (a grid in this process): the in-process model and
     records, only noised messages; the result survives its JSON file."""
     silos, plan = setup
-    result = fl.run_server(LocalGrid(RUN_CONFIG, 3), plan, connect_timeout=5, round_timeout=5)
+    grid = LocalGrid(RUN_CONFIG, 3)
+    result = fl.run_server(grid, plan, connect_timeout=5, round_timeout=5)
     check_equals_in_process(result, silos, plan)
+    for i, context in enumerate(grid.contexts.values()):  # each node kept its own silo and its ledger
+        assert fl.kept_silo(context.state)[0].index == i and fl.silo_ledger(context.state) == result.asked(i)
     back = fl.read_result(fl.write_result(tmp_path, result).parent)
     np.testing.assert_array_equal(back.model, result.model)
     assert back.records == result.records and back.plan == plan and len(back.observed()) == len(result.observed())
