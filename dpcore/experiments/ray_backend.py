@@ -14,7 +14,7 @@ Ray instance with ``num_cpus`` cores is started (and stopped at the end); with o
 that cluster (``"auto"``: the cluster of ``ray start`` on this machine).  ``ray`` is imported inside
 the functions, so the local backend needs nothing beyond dpcore's dependencies.
 
-Starting a local instance (:func:`start_local_ray`, also used by :func:`dpcore.federated.flower.simulate`):
+Starting a local instance (:func:`start_local_ray`, also used by :func:`dpcore.federated.flower_loopback.simulate`):
 no dashboard, and a stated start timeout (``DPCORE_RAY_START_TIMEOUT``, default 300 s).  Ray 2.55 gives
 its node a fixed 30 s to come up (``ray/_private/node.py``) and its raylet about 15 s to see the port
 files of its Python agents (dashboard and runtime-env agents), which an overloaded machine exceeds while
