@@ -52,8 +52,17 @@ FIGURES = ROOT / "figures"
 NOTEBOOKS = ROOT / "notebooks"
 #: the statuses of a claims.csv row (as ``dpcore.claims.STATUSES``; tests/test_docs_build.py checks they agree);
 #: audit rows have their own (issue 50: fails-audit / passes-audit / authors-code)
-STATUSES = ("reproduced", "erratum", "not-reproduced", "inconclusive", "differs", "not-run", "fails-audit",
-            "passes-audit", "authors-code")
+STATUSES = (
+    "reproduced",
+    "erratum",
+    "not-reproduced",
+    "inconclusive",
+    "differs",
+    "not-run",
+    "fails-audit",
+    "passes-audit",
+    "authors-code",
+)
 #: statuses of older claims.csv files, with what to do about them (an error, never silently mapped)
 RETIRED_STATUSES = {
     "differs-explained": "issue 41 replaced it by erratum / not-reproduced / inconclusive: re-run `make figures`",
@@ -263,13 +272,16 @@ def soft_breaks(escaped: str) -> str:
     browsers would break it, is kept on one line (``<span class="dpcore-nowrap">``); words and compounds of words
     (``replace-one``) are left as they are."""
 
+    def whole(piece: str) -> str:
+        if _JOINS.search(piece[:-1]) and not _WORD_COMPOUND.fullmatch(piece):
+            return f'<span class="dpcore-nowrap">{piece}</span>'
+        return piece
+
     def one(match: re.Match) -> str:
         token = match.group(0)
-        if len(token) >= 14 and _BREAK_AT.search(token):
-            return _BREAK_AT.sub("<wbr>", token)
-        if _JOINS.search(token) and not _WORD_COMPOUND.fullmatch(token):
-            return f'<span class="dpcore-nowrap">{token}</span>'
-        return token
+        if len(token) >= 14 and _BREAK_AT.search(token):  # each part kept whole in turn: 1/<wbr>n²)-ISRL-DP
+            return "<wbr>".join(whole(piece) for piece in _BREAK_AT.split(token))
+        return whole(token)
 
     return _TOKEN.sub(one, escaped)
 
@@ -741,14 +753,18 @@ def findings_section(site: Site, paper: str) -> list[str]:
             rows = finding_rows(f, site.rows_of(paper, profile=profile))
             if rows:
                 c = counts(rows)
-                spread = ", ".join([*(f"{c[s]} {status_label(s)}" for s in STATUSES if c[s]),
-                                    *(f"{c[s + '-ok']}/{c[s]} {s} checks hold" for s in OWN_CHECKS if c.get(s))])
+                spread = ", ".join(
+                    [
+                        *(f"{c[s]} {status_label(s)}" for s in STATUSES if c[s]),
+                        *(f"{c[s + '-ok']}/{c[s]} {s} checks hold" for s in OWN_CHECKS if c.get(s)),
+                    ]
+                )
                 where.append(f"{len(rows)} at the {profile} profile ({spread})")
         weight = getattr(f, "weight_words", None) or ("changes a conclusion" if f.conclusion else "cosmetic")
         keys = ", ".join(f"<code>{esc(k)}</code>" for k in f.keys)
         items.append(
             f'<li class="dpcore-finding" id="finding-{slug(paper)}-{slug(f.key)}">'
-            f'{finding_badge(f.kind)} '
+            f"{finding_badge(f.kind)} "
             f'<span class="dpcore-weight dpcore-{"conclusion" if f.conclusion else "cosmetic"}">'
             f"{weight}</span> {inline_code(esc(f.text))}"
             f'<div class="dpcore-finding-meta">rows: {"; ".join(where) or "none in claims.csv"} · keys: {keys}'
