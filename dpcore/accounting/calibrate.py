@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from dpcore.validation import check_choice, check_finite, check_positive
 
-__all__ = ["smallest_sigma", "SIGMA_MIN", "SIGMA_MAX", "MIN_RTOL"]
+__all__ = ["smallest_sigma", "epsilon_at_delta", "SIGMA_MIN", "SIGMA_MAX", "MIN_RTOL"]
 
 SIGMA_MIN = 1e-3
 SIGMA_MAX = 1e6
@@ -127,6 +127,28 @@ def smallest_sigma(
     if value(hi) > target:  # feasibility fix-up (a non-monotone accountant): never overshoot
         raise ValueError(f"calibration failed: ε({hi:g}) exceeds the target {target}; the accountant is not monotone")
     return hi
+
+
+def epsilon_at_delta(
+    delta_of: Callable[[float], float], delta: float, *, tol: float, cap: float = 1e4, lower: bool = False
+) -> float:
+    """The ε(δ) read off a δ(ε) curve that decreases in ε: doubling from ε = 1 until δ(ε) ≤ ``delta``, then bisection
+    to ``tol``; the upper end (δ ≤ ``delta`` there) is returned, or with ``lower`` the lower end (δ > ``delta``: a
+    lower bound's ε), ``inf`` when ε would pass ``cap``.  The one ε
+    bisection of :func:`dpcore.audit.tight.sum_release_epsilon` and
+    :func:`dpcore.accounting.shuffle_lower.shuffle_lower_epsilon` (inputs checked by them)."""
+    lo, hi = 0.0, 1.0
+    while delta_of(hi) > delta:
+        lo, hi = hi, 2 * hi
+        if hi > cap:
+            return math.inf
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if delta_of(mid) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return lo if lower else hi
 
 
 def _next_step(step: float, moves: int) -> float:

@@ -45,6 +45,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import signal, stats
 
+from dpcore.accounting.calibrate import epsilon_at_delta
 from dpcore.validation import check_open_unit, check_positive, check_positive_int
 
 __all__ = [
@@ -225,18 +226,7 @@ def shuffle_lower_epsilon(
 
     if d(0.0) <= delta:
         return 0.0
-    lo, hi = 0.0, 1.0
-    while d(hi) > delta:
-        lo, hi = hi, 2 * hi
-        if hi > 1e4:
-            return math.inf
-    while hi - lo > tol:
-        mid = 0.5 * (lo + hi)
-        if d(mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return epsilon_at_delta(d, delta, tol=tol, lower=True)
 
 
 @dataclass(frozen=True)

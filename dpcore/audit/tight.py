@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats
 
+from dpcore.accounting.calibrate import epsilon_at_delta
 from dpcore.accounting.events import NOISE_FACTOR
 from dpcore.accounting.pld import pld_delta
 from dpcore.accounting.records import epsilon_for_record
@@ -136,18 +137,7 @@ def sum_release_epsilon(mu: float, rate: float, steps: int, delta: float) -> flo
     mu, rate, steps = _check_sum_release(mu, rate, steps)
     delta = check_open_unit("delta", delta)
     pair = _sum_pair(mu, rate, steps)
-    lo, hi = 0.0, 1.0
-    while _sum_delta(pair, hi) > delta:
-        lo, hi = hi, 2 * hi
-        if hi > 1e4:
-            return math.inf
-    while hi - lo > 1e-4:
-        mid = 0.5 * (lo + hi)
-        if _sum_delta(pair, mid) > delta:
-            lo = mid
-        else:
-            hi = mid
-    return hi
+    return epsilon_at_delta(lambda e: _sum_delta(pair, e), delta, tol=1e-4)
 
 
 def last_iterate_shift(
