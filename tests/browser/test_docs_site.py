@@ -150,6 +150,7 @@ class _Tab:
 def test_docs_site_pages_links_and_images(docs_build: Path, docs_url: str, browser) -> None:  # noqa: ANN001
     pages = _pages(docs_build)
     expected = {"index.html", "sharp_edges.html", "explorers.html", "quickstart.html", "reference.html"}
+    expected |= {f"{p}.html" for p in ("running", "data", "cli", "scale")}  # the README's reference (issue 54)
     expected |= {f"papers/{p}.html" for p in ("000", "001", "002", "003", "004", "ref")}
     expected |= {f"api/{m}.html" for m in ("accounting", "training", "federated", "experiments", "audit", "data")}
     assert expected <= set(pages), f"missing pages: {sorted(expected - set(pages))}"
