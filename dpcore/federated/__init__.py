@@ -5,6 +5,9 @@
 * :mod:`dpcore.federated.algorithms`  -- server side: ISRL-DP MB-SGD (Alg. 2), ISRL-DP Local SGD (App. I),
   one-pass accelerated MB-SGD (Alg. 1), shuffled MB-SGD (Sec. 5); batched over seeds × configurations.
 * :mod:`dpcore.federated.datasets`    -- MNIST odd/even, insurance and obesity silo partitions (App. I).
+* :mod:`dpcore.federated.flower`      -- the silos and the server on Flower's Message API (extra ``scale``);
+  :mod:`dpcore.federated.flower_app` its ``ClientApp`` / ``ServerApp``, :mod:`dpcore.federated.flower_loopback`
+  a SuperLink and SuperNodes on 127.0.0.1 and ``flwr run`` (simulation and deployment runtimes).
 * the App. I tuning protocol of Lowy & Razaviyayn lives in :mod:`dpcore.papers.p001_isrl.experiments`.
 
 Noise calibrations and the tight accountant are in :mod:`dpcore.papers.p001_isrl.accounting`.
