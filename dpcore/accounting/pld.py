@@ -81,7 +81,7 @@ import numpy as np
 from scipy import fft, special
 
 from dpcore.accounting.calibrate import smallest_sigma
-from dpcore.validation import check_finite, check_positive, check_rate
+from dpcore.validation import check_finite, check_positive, check_positive_int, check_rate
 
 __all__ = [
     "GRID",
@@ -167,11 +167,7 @@ def _blas_limited(fn: _F) -> _F:
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
+    return check_positive_int(name, value, minimum=minimum)
 
 
 def _check_steps(steps: object, minimum: int = 0) -> int:
@@ -201,7 +197,7 @@ def _check_delta(delta: object, steps: int) -> float:
         raise ValueError(
             f"delta must be in [{low:.3g}, 1) for the PLD accountant at steps={steps}, got {delta:g}: below "
             f"{low:.3g} the floating-point round-off of the FFT composition (about {roundoff(steps):.1g}) is not "
-            "negligible against delta; use method='rdp' for smaller delta (or fewer steps)"
+            "negligible against delta; use an RDP accountant (method='rdp') for smaller delta (or fewer steps)"
         )
     return delta
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dpcore.accounting.events import CLIPPINGS, NOISE_CONVENTIONS, NOISE_FACTOR, RECORD_SAMPLINGS, sample_rate_of
+from dpcore.validation import check_bool, check_choice, check_nonnegative, check_positive, check_positive_int
 
 __all__ = ["RunRecord", "NOISE_CONVENTIONS", "NOISE_FACTOR", "CLIP_NORM_TYPES", "REDUCTIONS", "RECORD_VERSION"]
 
@@ -38,35 +38,16 @@ _NONE_CLIPPING = "none"
 
 # --------------------------------------------------------------------------- strict field checks
 def _int(name: str, value: Any, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value}")
-    return int(value)
+    return check_positive_int(name, value, minimum=minimum)
 
 
-def _float(name: str, value: Any, *, minimum: float = 0.0, strict: bool = False, allow_inf: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
-    if math.isnan(value) or (math.isinf(value) and not allow_inf):
-        raise ValueError(f"{name} must be a finite number, got {value}")
-    if value < minimum or (strict and value == minimum):
-        bound = "(" if strict else "["
-        raise ValueError(f"{name} must be in {bound}{minimum}, inf), got {value}")
-    return value
+def _float(name: str, value: Any, *, strict: bool = False, allow_inf: bool = False) -> float:
+    """A number >= 0 (> 0 with ``strict``; ∞ only with ``allow_inf``): :mod:`dpcore.validation`'s checks."""
+    return check_positive(name, value, allow_inf=allow_inf) if strict else check_nonnegative(name, value)
 
 
-def _bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be True or False, got {value!r} ({type(value).__name__})")
-    return value
-
-
-def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}")
-    return value
+_bool = check_bool
+_choice = check_choice
 
 
 def _optional_str(name: str, value: Any) -> str | None:
