@@ -594,20 +594,35 @@ def read_result(out_dir: str | Path) -> FederatedResult:
 # --------------------------------------------------------------------------- the server's main loop
 
 
+#: Seconds between the server's pulls for replies (Flower's ``Grid.send_and_receive`` waits 3 s between pulls).
+POLL_S = 0.5
+
+
 def _send(grid: Any, contents: dict[int, Any], message_type: str, group: str, timeout: float) -> dict[int, Any]:
-    """Send ``contents[node]`` to each node; node -> its reply (absent: none within ``timeout`` seconds)."""
+    """Send ``contents[node]`` to each node; node -> its reply (absent: none within ``timeout`` seconds).
+
+    ``Grid.push_messages`` then ``Grid.pull_messages`` every :data:`POLL_S` seconds until every reply is in or the
+    time is up -- what ``Grid.send_and_receive`` does, polling more often.
+    """
     app = _flwr_app()
     messages = [app.Message(content, dst_node_id=int(node), message_type=message_type, group_id=group, ttl=timeout)
                 for node, content in contents.items()]  # fmt: skip
-    replies: dict[int, Any] = {}
-    received = list(grid.send_and_receive(messages, timeout=timeout))
+    deadline = time.monotonic() + timeout
     # the grid sets each message's id when it pushes it; an error reply of the SuperLink itself (node unavailable,
     # message expired) comes from the SuperLink's node id, so replies are matched by the message they answer
+    list(grid.push_messages(messages))
     node_of = {m.metadata.message_id: int(m.metadata.dst_node_id) for m in messages}
-    for reply in received:
-        node = node_of.get(reply.metadata.reply_to_message_id)
-        if node is not None:
-            replies.setdefault(node, reply)
+    pending = set(node_of)
+    replies: dict[int, Any] = {}
+    while pending:
+        for reply in grid.pull_messages(sorted(pending)):
+            answered = reply.metadata.reply_to_message_id
+            if answered in pending:
+                pending.discard(answered)
+                replies[node_of[answered]] = reply
+        if not pending or time.monotonic() >= deadline:
+            break
+        time.sleep(POLL_S)
     return replies
 
 

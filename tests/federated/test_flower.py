@@ -56,8 +56,9 @@ class LocalGrid:
     def get_node_ids(self):
         return list(self.contexts)
 
-    def send_and_receive(self, messages, *, timeout=None):
-        out = []
+    def push_messages(self, messages):
+        """Each message handled at once by its node's ClientApp; the replies wait for :meth:`pull_messages`."""
+        self.replies = getattr(self, "replies", [])
         for m in messages:
             m.metadata.__dict__["_message_id"] = uuid.uuid4().hex  # as Flower's grids do when they push
             context = self.contexts[m.metadata.dst_node_id]
@@ -66,7 +67,13 @@ class LocalGrid:
                 changed = self.tamper(int(context.node_config["partition-id"]), int(m.metadata.group_id), reply)
                 reply = changed if changed is None or changed is reply else Message(changed, reply_to=m)
             if reply is not None:
-                out.append(reply)
+                self.replies.append(reply)
+        return [m.metadata.message_id for m in messages]
+
+    def pull_messages(self, message_ids):
+        ids = set(message_ids)
+        out = [r for r in self.replies if r.metadata.reply_to_message_id in ids]
+        self.replies = [r for r in self.replies if r.metadata.reply_to_message_id not in ids]
         return out
 
 
