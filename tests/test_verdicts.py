@@ -227,3 +227,29 @@ def test_control_from_records():
     assert control_from_records([base], "paper 002") is None
     nonprivate = {**base, "their_epsilon": float("inf"), "epsilon_training": float("inf")}
     assert control_from_records([nonprivate], "paper 003's MNIST").holds is False
+
+
+def test_committed_profiles_never_contradict_each_other():
+    """Issue 50: one verdict per claim -- no key is reproduced at one profile and not reproduced at the other, and a
+    rule-decided claim that the paper profile's full-scale runs decide has the same status at the quick profile."""
+    from pathlib import Path
+
+    from dpcore.claims import read_claims_csv
+    from dpcore.papers import all_specs
+
+    root = Path(__file__).resolve().parents[1] / "figures"
+    quick = {(r["paper"], r["key"]): r for r in read_claims_csv(root / "claims.csv")}
+    paper = {(r["paper"], r["key"]): r for r in read_claims_csv(root / "paper" / "claims.csv")}
+    ruled = {(s.paper, s.key) for s in all_specs() if s.rule is not None}
+    clash = [
+        k
+        for k in set(quick) & set(paper)
+        if {quick[k]["status"], paper[k]["status"]} == {"reproduced", "not-reproduced"}
+    ]
+    assert not clash, f"reproduced at one profile, not reproduced at the other: {sorted(clash)}"
+    differ = [
+        k
+        for k in ruled & set(quick) & set(paper)
+        if paper[k]["status"] != "not-run" and quick[k]["status"] != paper[k]["status"]
+    ]
+    assert not differ, f"rule-decided at the paper profile, another status at the quick profile: {sorted(differ)}"

@@ -1,7 +1,8 @@
 """One subpackage per reproduced paper; each exposes one ``PAPER`` value (a :class:`dpcore.claims.Paper`).
 
-:data:`PACKAGES` lists them; :func:`papers` reads each one's ``PAPER`` (id, slug, title, claim specifications,
-notebooks, findings, explorer, GPU keys) and every registry function below is computed from that list:
+:func:`packages` finds them (:data:`PACKAGES` in this checkout); :func:`papers` reads each one's ``PAPER`` (id,
+slug, title, claim specifications, notebooks, findings, explorer, GPU keys) and every registry function below is
+computed from that list:
 :func:`all_specs` (``make figures`` writes ``figures/ERRATA.md`` from them; keys unique), :func:`notebook_claims`
 (which notebook checks which claim), :func:`titles` (the scorecard's paper names), :func:`findings` (one root cause
 each, the verdict line's order), :func:`gpu_keys` (claims whose runs need a GPU) and :func:`explorer_topics` (the
@@ -17,19 +18,31 @@ package statically (``tests/test_layout.py``).
 
 from __future__ import annotations
 
-import functools
 import importlib
+import pkgutil
 
 from dpcore.claims import ClaimSpec, Finding, NotebookClaims, Paper
 
 __all__ = ["PACKAGES", "all_specs", "build_paper", "claims_modules", "explorer_topics", "findings", "gpu_keys",
-           "notebook_claims", "papers", "titles"]  # fmt: skip
+           "notebook_claims", "packages", "papers", "titles"]  # fmt: skip
 
-#: the paper packages, in the order their claims are gathered (alphabetical, as before issue 50)
+#: the paper packages of this checkout, in the order their claims are gathered (alphabetical); :func:`packages`
+#: finds them (a subpackage with a ``claims.py``), so a new paper needs no edit here
 PACKAGES = ("audit", "p000_proactive", "p001_isrl", "p002_modelmix", "p003_shuffling", "p004_contraction", "reference")
 
 
-@functools.cache
+def packages() -> list[str]:
+    """The subpackages of ``dpcore.papers`` that hold a ``claims.py``, sorted (:data:`PACKAGES` in this checkout)."""
+    names = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.ispkg:
+            continue
+        package = importlib.import_module(f"{__name__}.{info.name}")
+        if any(sub.name == "claims" for sub in pkgutil.iter_modules(package.__path__)):
+            names.append(info.name)
+    return names
+
+
 def build_paper(package: str, explorer_topic: str = "", explorer: str = "") -> Paper:
     """The ``PAPER`` of ``dpcore.papers.<package>`` from its ``claims.py``: ``SPECS`` (all of one paper id),
     ``NOTEBOOKS``, ``TITLE`` (optional), ``FINDINGS`` (optional) and ``GPU_KEYS`` (optional), plus the explorer the
@@ -45,9 +58,9 @@ def build_paper(package: str, explorer_topic: str = "", explorer: str = "") -> P
     title = getattr(module, "TITLE", "")
     if not isinstance(title, str) or (hasattr(module, "TITLE") and not title.strip()):
         raise ValueError(f"{name}.TITLE must be a non-empty string, got {title!r}")
-    notebooks = getattr(module, "NOTEBOOKS", None)
+    notebooks = getattr(module, "NOTEBOOKS", ())  # none: notebook_claims() says no notebook checks its claims
     if not isinstance(notebooks, tuple) or not all(isinstance(n, NotebookClaims) for n in notebooks):
-        raise ValueError(f"{name} must define NOTEBOOKS, a tuple of NotebookClaims (which notebook checks what)")
+        raise ValueError(f"{name}.NOTEBOOKS must be a tuple of NotebookClaims (which notebook checks what)")
     items = getattr(module, "FINDINGS", ())
     if not isinstance(items, tuple) or not all(isinstance(f, Finding) for f in items):
         raise ValueError(f"{name}.FINDINGS must be a tuple of Finding")
@@ -58,10 +71,12 @@ def build_paper(package: str, explorer_topic: str = "", explorer: str = "") -> P
 
 
 def papers() -> tuple[Paper, ...]:
-    """The ``PAPER`` of every package of :data:`PACKAGES`, in that order."""
+    """The ``PAPER`` of every paper package (:func:`packages`), in that order; a package that exposes none is read
+    from its ``claims.py`` (:func:`build_paper`)."""
     out = []
-    for package in PACKAGES:
-        paper = getattr(importlib.import_module(f"{__name__}.{package}"), "PAPER", None)
+    for package in packages():
+        module = importlib.import_module(f"{__name__}.{package}")
+        paper = getattr(module, "PAPER", None) if hasattr(module, "EXPLORER") else build_paper(package)
         if not isinstance(paper, Paper):
             raise ValueError(f"{__name__}.{package} must expose PAPER, a dpcore.claims.Paper")
         out.append(paper)
@@ -96,6 +111,9 @@ def notebook_claims() -> tuple[NotebookClaims, ...]:
     """
     owned: list[NotebookClaims] = []
     for paper in papers():
+        if not paper.notebooks:
+            raise ValueError(f"{paper.slug}.claims must define NOTEBOOKS, a tuple of NotebookClaims (which notebook "
+                             "checks what)")  # fmt: skip
         specs = {(s.paper, s.key) for s in paper.specs}
         seen: dict[tuple[str, str], str] = {}
         for nb in paper.notebooks:

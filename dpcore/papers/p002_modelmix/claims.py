@@ -83,11 +83,11 @@ SPECS: tuple[ClaimSpec, ...] = (
               "randomly sample x' ... is 49.7 for any w'", atol=0.5,
               note="200,000 sampled gradients at each of w = 20 and w = 0, pooled; exact value 49.67"),  # fmt: skip
     ClaimSpec("002", "ex3.1.sim.sampled_clipped_grad.w20", "Example 3.1", "mean sampled clipped gradient, w=20, c=1",
-              1 / 3, "printed", "§3.3, Example 3.1: 'At w=20, the expectation of the clipped stochastic "
+              0.33333333333333331, "printed", "§3.3, Example 3.1: 'At w=20, the expectation of the clipped stochastic "
               "gradient is 1/3 rather than 0'", atol=0.01,
               note="mean of 200,000 sampled clipped gradients (standard error 0.002)"),  # fmt: skip
     ClaimSpec("002", "ex3.1.sim.sampled_clipped_grad.w0", "Example 3.1", "mean sampled clipped gradient, w=0, c=1",
-              1 / 3, "printed", "§3.3, Example 3.1: 'say w=0 and grad F(0) = -20, the expectation of "
+              0.33333333333333331, "printed", "§3.3, Example 3.1: 'say w=0 and grad F(0) = -20, the expectation of "
               "the clipped stochastic gradient is still 1/3'", atol=0.01,
               note="mean of 200,000 sampled clipped gradients (standard error 0.002)"),  # fmt: skip
     ClaimSpec("002", "ex3.1.sim.limit.c1", "Example 3.1", "where expected clipped descent stops, c = 1", -10.0,
@@ -184,10 +184,10 @@ SPECS: tuple[ClaimSpec, ...] = (
     ClaimSpec("002", "ex3.1.grad_std", "Example 3.1", "per-sample gradient std", 49.7, "printed",
               "§3.3, Example 3.1: 'is 49.7 for any w'", atol=0.05, note="population std sqrt((40^2+30^2+70^2)/3)"),
     ClaimSpec("002", "ex3.1.clipped_grad.w20", "Example 3.1", "expected clipped gradient at w = 20, c = 1",
-              1 / 3, "printed", "§3.3, Example 3.1: 'At w=20, the expectation of the clipped "
+              0.33333333333333331, "printed", "§3.3, Example 3.1: 'At w=20, the expectation of the clipped "
               "stochastic gradient is 1/3'", atol=1e-9),  # fmt: skip
     ClaimSpec("002", "ex3.1.clipped_grad.w0", "Example 3.1", "expected clipped gradient at w = 0, c = 1",
-              1 / 3, "printed", "§3.3, Example 3.1: 'w=0 ..., the expectation of the clipped "
+              0.33333333333333331, "printed", "§3.3, Example 3.1: 'w=0 ..., the expectation of the clipped "
               "stochastic gradient is still 1/3'", atol=1e-9),  # fmt: skip
     ClaimSpec("002", "ex3.1.true_grad.w0", "Example 3.1", "true gradient F'(0)", -20.0, "printed",
               "§3.3, Example 3.1: 'w=0 and grad F(0) = -20'", atol=1e-9),

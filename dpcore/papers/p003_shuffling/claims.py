@@ -486,9 +486,8 @@ FINDINGS: tuple[Finding, ...] = (
             "Monte Carlo over permutations (collision_probabilities.csv), notebook fdp_tables",
             weight=Weight(170.436, 179.959)),
     Finding("003", "bc_not_comparable", "trained",
-            "App. H says batch clipping is comparable to individual clipping; Algorithm 1 as printed (σ = 2), C tuned, "
-            "is decided per |S_b| of Fig. 1 and per column from the committed runs (values, closest reading, control "
-            "in each row's note); the authors' code paths that reach it divide the noise.",
+            "App. H's 'batch clipping is comparable to individual clipping', per |S_b| of Fig. 1 and column, Algorithm "
+            "1 as printed (σ = 2), C tuned; the authors' code paths that reach it divide the noise.",
             "batch clipping vs individual clipping at the printed σ", True,
             ("fig1.mnist.*.bc_comparable_to_ic", "table3.mnist.bc_comparable_to_ic"),
             "results/paper/003_table3/ read by dpcore.papers.p003_shuffling.evidence",
@@ -496,9 +495,8 @@ FINDINGS: tuple[Finding, ...] = (
                       "the authors' code (noise / m or / |S_b|): audit rows, at another ε"),
             untested="CIFAR-10 (GPU)"),
     Finding("003", "table3_mnist_below_printed", "trained",
-            "Table 3's MNIST DP entries against every committed run of Algorithm 1 as printed at σ = 2 (Table 3 cells, "
-            "issue 51's full-length C and seed runs): the closest reading, its seeds and the positive control decide "
-            "each row (note); values reached only under the authors' code are audit rows, at another ε.",
+            "Table 3's MNIST DP entries against every committed run of Algorithm 1 as printed at σ = 2 (cells, "
+            "full-length C and seed runs); the authors' code reaches them only at another ε (audit rows).",
             "Table 3's MNIST accuracies at the printed σ", True,
             ("table3.mnist.*.dp", "table3.mnist.dp_close_to_nonprivate", "table3.mnist.mc_below_ic_and_bc"),
             "results/paper/003_table3/ read by dpcore.papers.p003_shuffling.evidence",
@@ -508,8 +506,7 @@ FINDINGS: tuple[Finding, ...] = (
                       "ablation SGD momentum 0.9 (not as printed)"),
             untested="the paper's C per cell (not printed); CIFAR-10 (GPU)"),
     Finding("003", "nondp_baseline", "trained",
-            "Table 3's non-private LeNet-5 baseline names no |S_b|: any of Fig. 1's |S_b| counts, and the row names "
-            "the one that matched (or the closest).",
+            "Table 3's non-private baseline names no |S_b|: any of Fig. 1's counts (the row names it).",
             "the non-private baseline, at any |S_b|", False,
             ("table3.mnist.*.nondp", "apph.mnist.SH.nondp"), "results/paper/003_table3/ (family NP, every |S_b|)",
             readings=("mini-batch SGD without DP at each |S_b| of Fig. 1",),
@@ -520,9 +517,8 @@ FINDINGS: tuple[Finding, ...] = (
             "Fig. 1's caption prints 1028 for 1024", False, ("fig1.caption.*",),
             "dpcore.papers.p003_shuffling.training_report:fig1_caption_batch_sizes, printed_pair_values"),
     Finding("003", "authors_modes_audited", "audit",
-            "Audited at toy scale (a GDP-style estimate, adversary A_1, no confidence bound), the authors' three code "
-            "paths have ε lower-bound estimates above the ε the paper claims for the run, and Algorithm 1 stays "
-            "within it (values: figures/audit/authors_modes.csv).",
+            "At toy scale (a GDP-style estimate, adversary A_1), the authors' three code paths estimate ε above the "
+            "claimed ε; Algorithm 1 stays within it (figures/audit/authors_modes.csv).",
             "the authors' code paths fail an audit at the claimed ε (an estimate)", True, ("audit.modes.*",),
             "figures/audit/authors_modes.csv (dpcore.papers.p003_shuffling.audit_modes.mode_audits)"),
     Finding("003", "authors_modes_reach_printed", "audit",
