@@ -64,7 +64,7 @@ from dpcore.accounting.registry import (
     noise_multiplier,
 )
 from dpcore.accounting.run_record import RunRecord
-from dpcore.validation import check_choice, check_nonnegative, check_open_unit, check_positive
+from dpcore.validation import check_bool, check_choice, check_nonnegative, check_open_unit, check_positive
 
 __all__ = [
     "AccountantChoice",
@@ -102,8 +102,7 @@ class AccountantChoice:
         if not isinstance(self.description, str):
             raise ValueError(f"description must be a string, got {self.description!r}")
         check_choice("method", self.method, ("", *ALL_METHODS))
-        if not isinstance(self.rigorous, bool):
-            raise ValueError(f"rigorous must be True or False, got {self.rigorous!r}")
+        check_bool("rigorous", self.rigorous)
 
 
 def as_record(record: RunRecord | Mapping[str, Any] | Any) -> RunRecord:

@@ -34,6 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from dpcore.accounting import events
 from dpcore.accounting.run_record import RunRecord
+from dpcore.validation import check_bool
 
 # The numerics (NumPy/SciPy accountants) are imported inside the methods that use them: importing the registry
 # (the CLI's vocabulary, ``import dpcore.accounting``) loads none of them, and no dp_accounting.
@@ -83,8 +84,7 @@ class LabelledEpsilon(float):
     def __new__(cls, value: float, *, rigorous: bool, method: str, description: str) -> LabelledEpsilon:
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value) or value < 0:
             raise ValueError(f"value must be an ε in [0, inf], got {value!r}")
-        if not isinstance(rigorous, bool):
-            raise ValueError(f"rigorous must be True or False, got {rigorous!r}")
+        rigorous = check_bool("rigorous", rigorous)
         for name, text in (("method", method), ("description", description)):
             if not isinstance(text, str):
                 raise ValueError(f"{name} must be a string, got {text!r}")
