@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from dpcore.validation import check_choice, check_finite, check_positive
 
-__all__ = ["smallest_sigma", "epsilon_at_delta", "SIGMA_MIN", "SIGMA_MAX", "MIN_RTOL"]
+__all__ = ["smallest_sigma", "SIGMA_MIN", "SIGMA_MAX", "MIN_RTOL"]  # epsilon_at_delta: internal (trusted inputs)
 
 SIGMA_MIN = 1e-3
 SIGMA_MAX = 1e6
