@@ -35,6 +35,12 @@ _LAZY: dict[str, str] = {
     "REGISTRY": "registry",
 }
 
+#: The submodules, imported on first attribute access too (as ``import dpcore.accounting`` used to import them).
+_SUBMODULES = frozenset(
+    "calibrate dpsgd events fdp gaussian mixture modelmix pld rdp records registry replacement run_record "
+    "shuffle_lower shuffled".split()
+)
+
 __all__ = [
     "METHODS",
     "REGISTRY",
@@ -67,6 +73,8 @@ def __getattr__(name: str) -> Any:
     """PEP 562: import the submodule that defines ``name`` on first use."""
     module = _LAZY.get(name)
     if module is None:
+        if name in _SUBMODULES:  # ``dpcore.accounting.registry`` after a bare ``import dpcore.accounting``
+            return importlib.import_module(f"{__name__}.{name}")
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
