@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import pytest
 
-from dpcore.claims import NotReproduced, compute_status
+from dpcore.claims import compute_status
 from dpcore.papers.p002_modelmix import ablation_report as ar
 from dpcore.papers.p002_modelmix import training as t2
 from dpcore.papers.p002_modelmix.claims import _BUDGET_TOTAL, TRAINING_CLAIMS
@@ -143,132 +143,29 @@ def test_budget_frame_without_results_has_empty_rows(tmp_path):
     assert all(v is None for v, _ in ar.budget_claim_values(budget).values())
 
 
-def _assert_seed_median(root, hashes: tuple[str, ...], runs: list[str], median: float) -> list[dict]:
-    """The seed files ``hashes`` hold the runs ``runs``, and their final accuracies' median is ``median`` (%)."""
-    import json
-    import statistics
+def test_table1_cells_are_decided_by_the_rules_from_the_committed_runs():
+    """Issue 50: a Table I cell carries no value of ours; its verdict is computed from 002_table1 / 002_ablation by
+    dpcore.verdicts: the stated setting and §5.1's private normalisation are the readings as printed, the authors'
+    readout and configuration are other readings (never reproduce), every run at the column's training ε."""
+    from dpcore.papers.p002_modelmix import evidence as ev
+    from dpcore.verdicts import decide
 
-    seeds = [json.loads((root / "002_table1" / f"{h}.json").read_text()) for h in hashes]
-    assert sorted(r["run"] for r in seeds) == runs
-    assert statistics.median(100 * r["final_accuracy"] for r in seeds) == pytest.approx(median, abs=0.005)
-    return seeds
-
-
-def _assert_erratum_quotes(spec, printed: float, median: float, hashes: list[str]) -> None:
-    """The cell's explanation (not reproduced: training runs, never an erratum) names the printed number and every
-    cited file, and explains our median and nothing a point lower."""
-    assert isinstance(spec.explanation, NotReproduced)
-    assert spec.value == printed and f"{printed:g} %" in spec.explanation.evidence
-    assert all(h in spec.explanation.evidence for h in hashes)
-    assert compute_status(spec, median) == "not-reproduced"
-    assert median < printed and compute_status(spec, median - 1.0) == "differs"
-
-
-def test_unreproduced_table1_errata_quote_the_committed_runs():
-    """Issue 22: each Table I cell whose erratum says no reading reproduces it quotes numbers that the committed
-    result files hold (our 5 seeds' median, the "all" run's final iterate, authors' readout and total ε); the files
-    exist; and the explanation makes the cell not-reproduced with our median as its value."""
-    import json
-    from pathlib import Path
-
-    from dpcore.papers.p002_modelmix.claims import TABLE1_AUTHORS, TABLE1_EPSILONS, TABLE1_PRINTED
-
-    root = Path(__file__).resolve().parents[3] / "results" / "paper"
-    assert {("cifar10", "mm", 0.2), ("cifar10", "dpsgd", 0.2)} <= set(TABLE1_AUTHORS)
-    for (data, method, eps), e in TABLE1_AUTHORS.items():
-        _assert_seed_median(root, e["table1"], [f"{data}/{method}/eps{eps:g}/seed{s}" for s in range(5)], e["median"])
-        run = json.loads((root / "002_ablation" / f"{e['all']}.json").read_text())
-        assert run["run"] == f"{data}/{method}/eps{eps:g}/all/seed0"
-        assert 100 * run["readouts"]["final"] == pytest.approx(e["all_final"], abs=0.005)
-        assert 100 * run["readouts"]["authors"] == pytest.approx(e["all_authors"], abs=0.005)
-        assert run["epsilon"]["total"]["value"] == pytest.approx(e["all_total_eps"], rel=1e-3)
-        assert run["epsilon"]["paper"]["value"] <= eps * (1 + 1e-6)
-        if "course" in e:  # 6 steps per epoch in the authors' configuration
-            c = e["course"]
-            assert run["readouts"]["best_step"] == 6 * c["best_epoch"]
-            assert run["readouts"]["authors_stop_step"] == 6 * c["stop_epoch"]
-            assert run["history"][-1]["loss"] == pytest.approx(c["final_loss"], abs=0.005)
-            assert max(h["loss"] for h in run["history"]) == run["history"][-1]["loss"]  # the loss climbs to its end
-        spec = TRAINING_CLAIMS[f"table1.{data}.{method}.eps{eps:g}"]
-        printed = TABLE1_PRINTED[(data, method)][TABLE1_EPSILONS.index(eps)]
-        _assert_erratum_quotes(spec, printed, e["median"], [e["all"], *e["table1"]])
-
-
-def test_nonprivate_errata_quote_the_committed_runs():
-    """Issue 22: the non-private Table I cells (CIFAR-10, eps = inf, 74.6 % printed for both rows) quote numbers the
-    committed files hold: per row our 5 seeds' median, and the one run of the authors' non-private configuration
-    (z = 0, c = 2, eta = 1, private normalisation, no ModelMix), its final iterate and the authors' readout."""
-    import json
-    from pathlib import Path
-
-    from dpcore.papers.p002_modelmix.claims import TABLE1_NONPRIVATE, TABLE1_PRINTED
-
-    root = Path(__file__).resolve().parents[3] / "results" / "paper"
-    a = TABLE1_NONPRIVATE
-    run = json.loads((root / "002_ablation" / f"{a['run']}.json").read_text())
-    assert run["run"] == "cifar10/nonprivate/eps_inf/authors/seed0"
-    assert (run["config"]["noise_multiplier"], run["config"]["clip_norm"], run["config"]["lr"]) == (0.0, 2.0, 1.0)
-    assert run["config"]["normalization"] == "private_bn" and not run["config"]["modelmix_tau"]
-    assert 100 * run["readouts"]["final"] == pytest.approx(a["final"], abs=0.005)
-    assert 100 * run["readouts"]["authors"] == pytest.approx(a["authors"], abs=0.005)
-    assert set(a["rows"]) == {"dpsgd", "mm"}
-    for method, e in a["rows"].items():
-        seeds = _assert_seed_median(root, e["table1"], [f"cifar10/{method}/eps_inf/seed{s}" for s in range(5)],
-                                    e["median"])  # fmt: skip
-        assert all(r["config"]["noise_multiplier"] == 0.0 for r in seeds)
-        spec = TRAINING_CLAIMS[f"table1.cifar10.{method}.eps_inf"]
-        printed = TABLE1_PRINTED[("cifar10", method)][-1]
-        _assert_erratum_quotes(spec, printed, e["median"], [a["run"], *e["table1"]])
-
-
-def test_nonprivate_erratum_says_which_reading_reproduces_the_printed_number(monkeypatch):
-    """Within the tolerance of 74.6 % the non-private erratum names the authors' non-private configuration as the
-    mode that reproduces it; beyond, it says no reading does, with the gap."""
-    import dpcore.papers.p002_modelmix.claims as claims
-
-    rows = {"dpsgd": {"table1": ("a", "b", "c", "d", "e"), "median": 67.0}}
-    monkeypatch.setattr(claims, "TABLE1_NONPRIVATE", {"run": "h", "final": 70.0, "authors": 72.0, "rows": rows})
-    close = claims._nonprivate_erratum("dpsgd", 74.6)
-    assert close.evidence.startswith("74.6 % is reproduced only by the authors' non-private configuration")
-    assert "at its authors' readout," in close.evidence and "72.0 %" in close.summary and close.expected == 67.0
-    far = claims._nonprivate_erratum("dpsgd", 75.5)
-    assert far.evidence.startswith("No reading of the authors' public code reproduces 75.5 %")
-    assert "3.5 percentage points" in far.evidence
-    assert claims._table1_cell_erratum("cifar10", "mm", float("inf"), 74.6) is None  # no entry, no erratum
-    assert claims._table1_cell_erratum("fmnist", "dpsgd", float("inf"), 91.2) is None
-
-
-def test_unreproduced_errata_cite_only_lines_the_evidence_table_holds():
-    """The code lines the Table I errata cite (claims._CODE_ALL, _CODE_READOUT, the non-private errata) are places of
-    training.EVIDENCE, which holds each with its verbatim quote: a citation cannot drift from the verified record."""
-    import re
-
-    from dpcore.papers.p002_modelmix.claims import _CODE_ALL, _CODE_READOUT
-
-    held = {(e.path.rsplit("/", 1)[-1], e.lines) for group in t2.EVIDENCE.values() for e in group}
-    nonprivate = [TRAINING_CLAIMS[f"table1.cifar10.{m}.eps_inf"].explanation.evidence for m in ("dpsgd", "mm")]
-    for text in [*_CODE_ALL.values(), *_CODE_READOUT.values(), *nonprivate]:
-        cited = re.findall(r"([\w/]+\.py) L([\d-]+)", text)
-        assert cited, text
-        for path, lines in cited:
-            assert (path.rsplit("/", 1)[-1], lines) in held, (path, lines)
-
-
-def test_table1_erratum_says_which_reading_reproduces_the_printed_number(monkeypatch):
-    """Issue 22: where the authors' configuration and readout come within the tolerance of the printed number, the
-    erratum says the number is reproduced only under that named mode (not 'no reading reproduces it'), names the
-    reading(s) within tolerance and the total ε; beyond the tolerance it says no reading reproduces it."""
-    import dpcore.papers.p002_modelmix.claims as claims
-
-    entry = dict(claims.TABLE1_AUTHORS[("cifar10", "mm", 0.2)])
-    monkeypatch.setitem(claims.TABLE1_AUTHORS, ("cifar10", "mm", 0.2), {**entry, "all_authors": 56.0})
-    close = claims._table1_erratum("mm", 0.2, 58.5)
-    assert close.evidence.startswith("58.5 % is reproduced only by the authors' configuration")
-    assert "at its authors' readout," in close.evidence and "No reading" not in close.evidence
-    assert "56.0 %" in close.summary and f"{entry['all_total_eps']:.3g}" in close.summary
-    far = claims._table1_erratum("mm", 0.2, 59.1)  # 3.1 points above the authors' readout
-    assert far.evidence.startswith("No reading of the authors' public code reproduces 59.1 %")
-    assert "3.1 percentage points" in far.evidence
+    for key, spec in TRAINING_CLAIMS.items():
+        if key.startswith("table1.") and not key.endswith("_normalization") and key.count(".") == 3:
+            assert spec.rule is not None and spec.explanation is None, key
+    frame = pd.DataFrame([
+        {"run": "002_table1/cifar10/mm/eps0.2/seed0", "hash": "h0", "data": "cifar10", "method": "mm", "column": 0.2,
+         "reading": ev.READINGS["table1"][0], "printed": True, "seed": 0, "value": 30.0, "epsilon": 0.2,
+         "scale": "full"},
+        {"run": "002_ablation/cifar10/mm/eps0.2/all/seed0", "hash": "h1", "data": "cifar10", "method": "mm",
+         "column": 0.2, "reading": ev.READINGS["all"][0], "printed": False, "seed": 0, "value": 58.0,
+         "epsilon": 0.2, "scale": "full"},
+    ])  # fmt: skip
+    runs = ev.evidence([frame])["table1.cifar10.mm.eps0.2"]
+    spec = TRAINING_CLAIMS["table1.cifar10.mm.eps0.2"]
+    verdict = decide(spec.value, runs, spec.rule, atol=spec.atol)
+    assert verdict.status == "inconclusive" and "not the algorithm as printed" in verdict.note  # the authors' reading
+    assert "stand-in data" in verdict.note  # the JPEG mirror is in the verdict line
 
 
 def test_authors_reading_frame_prices_the_authors_configuration_with_its_normalisation():

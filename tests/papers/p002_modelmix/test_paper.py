@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcore.claims import Erratum, NotReproduced, compute_status
+from dpcore.claims import Erratum, compute_status
 from dpcore.papers.p002_modelmix import clipping_bias, corollary41, fig3, plots, section5, soundness
 from dpcore.papers.p002_modelmix.claims import CLAIMS, SPECS, check_all
 
@@ -56,25 +56,14 @@ def test_specs_are_paper_002_with_errata_only_where_not_reproduced():
         "sec5.3.transfer_eps.T1500",
         "sec5.3.transfer_eps.T2700",
         *(f"table1.cifar10.{m}.eps{e}.total_with_normalization" for m in ("dpsgd", "mm") for e in ("0.2", "1")),
-        "table1.cifar10.mm.eps0.2",  # issue 22: no reading reproduces 58.5 % (claims.TABLE1_AUTHORS)
-        "table1.cifar10.dpsgd.eps0.2",  # issue 22: nor 32.8 % for [19]
-        "table1.cifar10.mm.eps1",  # issue 22: 68.3 % only under the authors' configuration and readout
-        "table1.cifar10.dpsgd.eps1",  # issue 22: no reading reproduces 64.1 %
-        "table1.cifar10.dpsgd.eps0.6",  # issue 22: nor 56.1 %
-        "table1.cifar10.dpsgd.eps0.4",  # issue 22: nor 45.9 %
-        "table1.cifar10.dpsgd.eps0.8",  # issue 22: nor 61.2 %
-        "table1.cifar10.mm.eps0.6",  # issue 22: 65.0 % only under the authors' configuration
-        "table1.cifar10.mm.eps0.4",  # issue 22: 63.3 % only under the authors' configuration
-        "table1.cifar10.mm.eps0.8",  # issue 22: 66.9 % only under the authors' configuration
-        "table1.cifar10.dpsgd.eps_inf",  # issue 22: 74.6 % only under the authors' non-private configuration
-        "table1.cifar10.mm.eps_inf",  # issue 22: the same number, the same run
     }
     # issue 41: errata only where a computation from the paper's own formulas shows it (the normalisation's ε names
     # the function that composes it); Table I's training cells are not reproduced, never errata
     kinds = {s.key: s.explanation for s in SPECS if s.explanation is not None}
     errata = {k for k, why in kinds.items() if isinstance(why, Erratum)}
     assert errata == {k for k in with_errata if k.startswith(("cor41.", "sec5.3.")) or k.endswith("_normalization")}
-    assert all(isinstance(why, NotReproduced) for k, why in kinds.items() if k not in errata)
+    assert errata == set(kinds)  # issue 50: Table I's trained cells are decided by their rule, never typed
+    assert all(s.rule is not None for s in SPECS if s.key.startswith("table1.") and s.key.count(".") == 3)
     assert {kinds[k].by for k in errata if k.endswith("_normalization")} == {
         "dpcore.papers.p002_modelmix.ablation_report:normalization_budget_frame"
     }
