@@ -32,8 +32,8 @@ from scipy import special, stats
 
 from dpcore.accounting import gaussian
 from dpcore.accounting.calibrate import SIGMA_MAX
-from dpcore.accounting.dpsgd import PLD_GRID
 from dpcore.accounting.events import step_sensitivity
+from dpcore.accounting.pld import GRID as PLD_GRID
 from dpcore.validation import (
     check_bool,
     check_choice,
