@@ -633,19 +633,27 @@ def _wait_for_nodes(grid: Any, count: int, timeout: float) -> list[int]:
     return nodes
 
 
-def _describe(grid: Any, nodes: list[int], plan: IsrlPlan, timeout: float) -> dict[int, tuple[int, RunRecord]]:
-    """node -> (silo, record) for the nodes that answered ``query.describe``; refuses two nodes with one silo."""
+def _describe(
+    grid: Any, nodes: list[int], plan: IsrlPlan, timeout: float
+) -> tuple[dict[int, tuple[int, RunRecord]], dict[int, str]]:
+    """(node -> (silo, record) for the nodes that described themselves, node -> why not for the others); refuses two
+    nodes with one silo."""
     replies = _send(grid, {n: _flwr_app().RecordDict() for n in nodes}, DESCRIBE, "describe", timeout)
     out: dict[int, tuple[int, RunRecord]] = {}
+    problems = {n: f"no reply within {timeout:g} s" for n in nodes if n not in replies}
     for node, reply in sorted(replies.items()):
         if reply.has_error():
-            raise FederationError(f"node {node} refused query.describe: {reply.error.reason}")
-        out[node] = read_description(reply.content, node=node, plan=plan)
+            problems[node] = f"error: {reply.error.reason}"
+            continue
+        try:
+            out[node] = read_description(reply.content, node=node, plan=plan)
+        except MalformedReply as err:
+            problems[node] = str(err)
     silos = [s for s, _r in out.values()]
     if len(set(silos)) != len(silos):
         twice = sorted({s for s in silos if silos.count(s) > 1})
         raise FederationError(f"silos {twice} are each held by several SuperNodes (check their partition-id)")
-    return out
+    return out, problems
 
 
 def run_server(
@@ -663,7 +671,8 @@ def run_server(
     refused (:func:`read_update`; or the silo raised), is left out of that round's mean and logged
     (:class:`RoundLog`); the round counts against its budget all the same (:meth:`FederatedResult.spent_records`).
     Raises :class:`FederationError` when SuperNodes are missing after ``connect_timeout`` (naming the silos that
-    never connected), when a SuperNode does not describe itself, or when no silo's update arrives in a round.
+    never connected), when a silo is held by no SuperNode that describes itself (a node that does not is logged
+    and left out), or when no silo's update arrives in a round.
     """
     from dpcore.federated.algorithms import participants
 
@@ -672,19 +681,20 @@ def run_server(
         raise ValueError(f"connect_timeout and round_timeout must be > 0, got {connect_timeout}, {round_timeout}")
     nodes = _wait_for_nodes(grid, plan.num_silos, connect_timeout)
     if len(nodes) < plan.num_silos:
-        seen = _describe(grid, nodes, plan, round_timeout) if nodes else {}
+        seen, _problems = _describe(grid, nodes, plan, round_timeout) if nodes else ({}, {})
         missing = sorted(set(range(plan.num_silos)) - {s for s, _r in seen.values()})
         raise FederationError(
             f"{len(nodes)} of {plan.num_silos} SuperNodes connected within {connect_timeout:g} s: silos {missing} "
             f"never connected (each silo's SuperNode runs with --node-config 'partition-id=<silo>')"
         )
-    described = _describe(grid, nodes, plan, round_timeout)
-    silent = sorted(set(nodes) - set(described))
+    described, problems = _describe(grid, nodes, plan, round_timeout)
     node_of = {silo: node for node, (silo, _rec) in described.items()}
     missing = sorted(set(range(plan.num_silos)) - set(node_of))
-    if silent or missing:
-        raise FederationError(f"nodes {silent} did not answer query.describe within {round_timeout:g} s; "
-                              f"silos {missing} unaccounted for")  # fmt: skip
+    if missing:
+        raise FederationError(f"silos {missing} are held by no SuperNode that described itself; the others: "
+                              f"{problems}")  # fmt: skip
+    if problems:  # e.g. a SuperNode restarted: its old node id lingers until its heartbeat runs out
+        say(f"nodes left out (every silo is held by another): {problems}")
     records = {(0, silo): described[node][1] for silo, node in sorted(node_of.items())}
     say(f"silos -> SuperNodes: {dict(sorted(node_of.items()))}")
 
