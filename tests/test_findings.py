@@ -88,17 +88,17 @@ def test_committed_rows_follow_their_specs(profile):
 
 def test_a_mislabelled_or_missing_finding_is_reported():
     real = list(findings())
-    private = next(f for f in real if f.paper == "002" and f.key == "table1_private")
-    assert private.kind == "not-reproduced"
-    wrong = [dataclasses.replace(f, kind="erratum") if f is private else f for f in real]
+    slips = next(f for f in real if f.paper == "002" and f.key == "cor41_as_printed")
+    assert slips.kind == "erratum"
+    wrong = [dataclasses.replace(f, kind="inconclusive") if f is slips else f for f in real]
     problems = finding_problems(wrong, all_specs(), _both())
-    assert any("not-reproduced claim under the erratum finding table1_private" in p for p in problems), problems
-    dropped = finding_problems([f for f in real if f is not private], all_specs())
-    assert any(p.startswith("002/table1.cifar10.mm.eps0.2: a not-reproduced claim must be covered") for p in dropped)
+    assert any("erratum claim under the inconclusive finding cor41_as_printed" in p for p in problems), problems
+    dropped = finding_problems([f for f in real if f is not slips], all_specs())
+    assert any(p.startswith("002/cor41.as_printed.fig3c.p25: a erratum claim must be covered") for p in dropped)
     stray = Finding("002", "stray", "erratum", "Covers nothing.", "nothing", False, ("no.such.*",), "none")
     assert "finding 002/stray covers no claim (keys ('no.such.*',))" in finding_problems([*real, stray], all_specs())
-    twice = finding_problems([*real, private], all_specs())
-    assert "finding 002/table1_private is defined twice" in twice
+    twice = finding_problems([*real, slips], all_specs())
+    assert "finding 002/cor41_as_printed is defined twice" in twice
     # a committed row of an erratum finding that no longer has the finding's status is stale
     rows = [dict(r, status="reproduced") if r["key"] == "cor41.as_printed.fig3c.p25" else r for r in _rows()]
     assert any(p.startswith("002/cor41.as_printed.fig3c.p25: status reproduced under the erratum finding")
