@@ -53,7 +53,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from dpcore.validation import check_choice
+
 __all__ = [
+    "EXPERIMENT",
+    "reduced",
     "DELTA",
     "OPACUS_REPO",
     "OPACUS_COMMIT",
@@ -70,6 +74,15 @@ __all__ = [
 ]
 
 DELTA = 1e-5
+#: the experiment whose runs are the controls (registered by :mod:`dpcore.papers.reference.training`)
+EXPERIMENT = "ref_controls"
+
+
+def reduced(profile: str) -> bool:
+    """Whether ``profile``'s runs are reduced (the quick profile)."""
+    return check_choice("profile", profile, ("quick", "paper")) == "quick"
+
+
 OPACUS_REPO = "pytorch/opacus"
 OPACUS_COMMIT = "4d0ebc84613d214fbfd37fbfd1390e3747a625ce"
 TB_REPO = "ftramer/Handcrafted-DP"
@@ -280,7 +293,6 @@ def control_frame(profile: str, *, results_root: Any = None, results: Mapping[st
     """
     from dpcore.experiments.registry import get
     from dpcore.experiments.store import Store
-    from dpcore.papers.reference.training import EXPERIMENT, reduced
 
     if profile not in ("quick", "paper"):
         raise ValueError(f"profile must be 'quick' or 'paper', got {profile!r}")

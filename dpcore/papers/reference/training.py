@@ -34,24 +34,26 @@ from dpcore.experiments.config import RunConfig
 from dpcore.experiments.registry import Epsilon, Experiment, PlannedRun, register
 from dpcore.papers.p002_modelmix.training import scatter_trainer
 from dpcore.papers.p002_modelmix.training import total_epsilon as _composed_total
-from dpcore.papers.reference.controls import CONTROLS, DELTA, TB_BN_SIGMA, TB_ORDERS, Control, run_name
+from dpcore.papers.reference.controls import (
+    CONTROLS,
+    DELTA,
+    EXPERIMENT,
+    TB_BN_SIGMA,
+    TB_ORDERS,
+    Control,
+    reduced,
+    run_name,
+)
 from dpcore.training.private_norm import NormalizationRecord, normalization_epsilon, normalization_rdp
-from dpcore.validation import check_choice
 
 __all__ = ["EXPERIMENT", "ACCOUNTANTS", "QUICK", "plan_controls", "control_config", "reduced"]
 
-EXPERIMENT = "ref_controls"
 #: the quick profile's reduced runs: controls, training / test subset, epochs
 QUICK: dict[str, Any] = {"controls": ("opacus_mnist/nonprivate", "opacus_mnist/eps1.16"), "train_size": 6000,
                          "test_size": 1000, "epochs": 2}  # fmt: skip
 #: examples per forward pass (never changes a result beyond rounding); the end-to-end CIFAR-10 CNN uses fewer
 MICRO_BATCH = {"tb_cifar_cnn": 256}
 DEFAULT_MICRO_BATCH = 512
-
-
-def reduced(profile: str) -> bool:
-    """Whether ``profile``'s runs are reduced (the quick profile)."""
-    return check_choice("profile", profile, ("quick", "paper")) == "quick"
 
 
 def control_config(control: Control, seed: int, profile: str) -> RunConfig:
