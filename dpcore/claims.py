@@ -134,7 +134,7 @@ SOURCES = ("printed", "derived", "reference", "consistency", "audit")
 #: the sources counted apart from the paper's numbers: our own checks (consistency with the paper's setup; audits of
 #: the authors' code), each with how many of its rows hold
 OWN_CHECKS = ("consistency", "audit")
-#: rows shown under each finding in SCORECARD.md (the rest: claims.csv; the finding says what they share); one under
+#: rows shown under each finding in SCORECARD.md (the rest: claims.csv; the finding says what they share); none under
 #: a trained or audit finding, whose rows' notes name the runs
 SCORECARD_ROWS_PER_FINDING = 1
 #: what a row says (the guide's vocabulary): ``erratum`` -- the paper is wrong by its own formulas or settings,
@@ -1328,11 +1328,15 @@ def _paper_section(
         covered = [r for r in finding_rows(f, rows, table) if r["status"] != "not-run"]
         if not covered:
             continue
-        shown_n = 1 if f.kind in ("trained", "audit") else SCORECARD_ROWS_PER_FINDING  # their notes say the rest
-        more = len(covered) - shown_n
+        if f.kind in ("trained", "audit"):  # their rows' notes name the runs, the closest reading, the control
+            lines += [*_wrapped(f"**{finding_label(f, covered)}**: {f.short} ({len(covered)} rows in claims.csv)", ""),
+                      ""]  # fmt: skip
+            shown.update(r["key"] for r in covered)
+            continue
+        more = len(covered) - SCORECARD_ROWS_PER_FINDING
         lines += [*_wrapped(f"**{finding_label(f, covered)}**: {f.short}", ""), "",
                   "| key | printed | ours | status |",
-                  "|---|---|---|---|", *(_row_line(r) for r in covered[:shown_n]), ""]  # fmt: skip
+                  "|---|---|---|---|", *(_row_line(r) for r in covered[:SCORECARD_ROWS_PER_FINDING]), ""]  # fmt: skip
         if more > 0:
             lines += [f"… {more} more in claims.csv.", ""]
         shown.update(r["key"] for r in covered)

@@ -495,7 +495,7 @@ def test_audit_rows_are_counted_apart_and_read_as_the_authors_code():
     card = scorecard_markdown(log.to_rows(), findings=[finding])
     # an audit finding without a bound at a stated confidence is an estimate: it cannot change a conclusion
     assert "*audit of the authors' code* (an estimate (no confidence bound); 1 row)" in card
-    assert "| authors_mode_reaches_printed | True | True | reached only under the authors' code |" in card
+    assert "**audit of the authors' code**: authors' code only (1 rows in claims.csv)" in card  # notes name the runs
     specs = [spec(True, key="authors_mode_reaches_printed", source="audit"), spec(1.0, key="printed")]
     assert finding_problems([finding], specs, log.to_rows()) == []
     as_reproduced = dataclasses.replace(finding, kind="reproduced")

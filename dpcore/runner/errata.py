@@ -85,11 +85,8 @@ def errata_markdown(
     lines = [
         "# Findings: where the papers and dpcore differ, by root cause",
         "",
-        *_lines(f"Profile {first or 'none'}, by `make figures` from `dpcore/papers/*/claims.py` and `claims.csv` "
-                "(all rows); each finding's sentence leads `SCORECARD.md`. *erratum*: wrong by the paper's own "
-                "formulas; *not reproduced*: our runs miss the printed value at the printed ε; *inconclusive*: the "
-                "data cannot decide; *audit*: our checks of the authors' code. Rows: `key`: printed → ours. "
-                f"Rows of this profile: {claims_mod.count_phrase(counts)}."),
+        *_lines(f"Profile {first or 'none'}, from `dpcore/papers/*/claims.py` and `claims.csv` (rules: "
+                f"`docs/verdicts.md`); rows `key`: printed → ours; counts: {claims_mod.count_phrase(counts)}."),
     ]
     def cells(spec: ClaimSpec) -> list[str]:
         why = spec.explanation
@@ -149,7 +146,10 @@ def errata_markdown(
             if f.readings:
                 closest = f" Closest: {f.closest}." if f.closest else " Closest: computed per row (claims.csv note)."
                 lines += _lines("Tried: " + "; ".join(f.readings) + f".{closest} Untested: {f.untested}.")
-            lines += audit_rows(f, rows_of) if f.kind == "audit" else table(rows_of, 1 if f.readings else ROWS_SHOWN)
+            if f.kind == "audit":
+                lines += audit_rows(f, rows_of)
+            elif f.kind != "trained":  # a trained finding's rows: each note names its closest reading and control
+                lines += table(rows_of, 1 if f.readings else ROWS_SHOWN)
         rest = [s for s in mine if s.key not in covered]
         if rest:
             lines += ["", "### explained rows under no finding", "", *table(rest)]

@@ -261,7 +261,7 @@ def test_errata_markdown_lists_printed_corrected_evidence_and_ours(tmp_path, com
     rows = {(r["paper"], r["key"]): r for r in read_claims_csv(committed)}
     text = runner.errata_markdown(SPECS, {"quick": rows}, FINDINGS)
     assert "## Paper 000" in text and "Paper ref" not in text  # only specs with an explanation
-    assert "Rows of this profile: 1 of 2 reproduced, 1 erratum." in " ".join(text.split())  # the one count
+    assert "counts: 1 of 2 reproduced, 1 erratum." in " ".join(text.split())  # the one count
     # grouped by finding: its short clause heads it, then its weight, row count and evidence, then its rows (the
     # finding's sentence leads SCORECARD.md); a finding's one row is inline
     head = text.index("### erratum: Table 8's row 3 is wrong\n")
