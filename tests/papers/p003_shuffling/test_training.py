@@ -21,7 +21,8 @@ def test_003_table3_is_discovered_by_the_registry():
 
 
 def test_paper_grid_is_app_h():
-    runs = [r for r in _plan() if "/mode/" not in r.name]  # the modes: test_modes.py
+    # the modes: test_modes.py; issue 51's closest-reading runs: test_closest_reading_runs
+    runs = [r for r in _plan() if not any(f"/{p}/" in r.name for p in ("mode", "full", "closest", "ablation"))]
     finals = [r for r in runs if "/tune/" not in r.name]
     tunes = [r for r in runs if "/tune/" in r.name]
     # per data set: 2 samplings x (5 IC + 5 BC + 4 MC + 5 NP) cells; 6 C values per DP cell
@@ -65,7 +66,9 @@ def test_c_is_chosen_on_validation_accuracy_with_ties_to_the_smaller_c():
     acc = {0.01: 0.5, 0.03: 0.7, 0.1: 0.9, 0.3: 0.9, 1.0: 0.8, 3.0: 0.2}
 
     def lookup(cfg):
-        assert cfg.eval_split == "validation", "only tuning runs are looked up"
+        if cfg.eval_split == "test":  # only issue 51's closest reading looks up full-length runs (IC, |S_b| = 1024)
+            assert (cfg.clipping, cfg.batch_size, cfg.epochs) == ("individual", 1024, 100), "only tuning runs"
+            return None
         return {"best_accuracy": acc[cfg.clip_norm]} if cfg.clip_norm in acc else None  # C_GRID only, not large C
 
     finals = {r.name: r for r in _plan(lookup=lookup) if "/tune/" not in r.name}
@@ -188,3 +191,29 @@ def test_continued_cell_reuses_committed_tuning_runs_without_duplicates():
     names = {r.name for r in runs}
     assert "mnist/SS/IC/b1024/tune/C20" in names and "mnist/SS/IC/b1024/mode/largeC/tune/C20" not in names
     assert "mnist/SS/IC/b1024/mode/largeC/tune/C6" in names
+
+
+def test_closest_reading_runs():
+    """Issue 51 §3: Algorithm 1 as printed at |S_b| = 1024 for each C of CLOSEST_C not trained elsewhere, two more seeds
+    at the best finished C (C = 20 while the others are missing), and one labelled momentum ablation; quick: none."""
+    assert t3.plan_closest("quick", lambda cfg: None) == []
+    runs = {r.name: r for r in t3.plan_closest("paper", lambda cfg: None)}
+    for s in ("SS", "SH"):
+        cell = f"mnist/{s}/IC/b1024"
+        assert {f"{cell}/full/C5", f"{cell}/full/C10", f"{cell}/closest/seed1", f"{cell}/closest/seed2"} <= set(runs)
+        assert f"{cell}/full/C20" not in runs  # the mode/largeC run is that configuration
+        for seed in (1, 2):
+            c = runs[f"{cell}/closest/seed{seed}"].config
+            assert (c.clip_norm, c.seed, c.momentum, c.epochs, c.noise_multiplier) == (20.0, seed, 0.0, 100, 2.0)
+    ablation = runs["mnist/SS/IC/b1024/ablation/momentum0.9"]
+    assert ablation.config.momentum == 0.9 and "NOT the algorithm as printed" in ablation.note
+
+    # a finished C = 10 run that beats C = 20 moves the seeds there
+    def lookup(cfg):
+        if cfg.epochs == 100 and cfg.seed == 0 and cfg.clip_norm in (10.0, 20.0) and cfg.momentum == 0.0:
+            return {"best_accuracy": 0.97 if cfg.clip_norm == 10.0 else 0.96}
+        return None
+
+    moved = {r.name: r for r in t3.plan_closest("paper", lookup)}
+    assert moved["mnist/SS/IC/b1024/closest/seed1"].config.clip_norm == 10.0
+    assert "1 of the C runs still missing" in moved["mnist/SS/IC/b1024/closest/seed1"].note
