@@ -56,6 +56,8 @@ import pandas as pd
 from dpcore.validation import check_choice
 
 __all__ = [
+    "control_runs",
+    "self_control",
     "EXPERIMENT",
     "reduced",
     "DELTA",
@@ -333,3 +335,34 @@ def control_frame(profile: str, *, results_root: Any = None, results: Mapping[st
             "reduced": reduced(profile), "differences": c.differences,
         })  # fmt: skip
     return pd.DataFrame(rows, columns=list(CONTROL_COLUMNS))
+
+
+def control_runs(row: Mapping[str, Any]) -> list[Any]:
+    """The finished seeds of one :func:`control_frame` row as :class:`dpcore.verdicts.Run` records (final iterate, the
+    primary readout; ε: ours of everything the run released), for deciding the control's own claim."""
+    from dpcore.verdicts import Run
+
+    reduced_row = bool(row.get("reduced"))
+    eps = float(row["epsilon_total"]) if row.get("epsilon_total") is not None else math.nan
+    return [
+        Run(
+            f"{row['key']}/seed{k}",
+            "as published (their command, our trainer and loaders)",
+            float(v),
+            eps,
+            True,
+            row.get("differences", "") or "",
+            k,
+            "reduced" if reduced_row else "full",
+            f"results/paper/{EXPERIMENT}/",
+        )  # fmt: skip
+        for k, v in enumerate(row["final_pct"])
+    ]
+
+
+def self_control(row: Mapping[str, Any]) -> Any:
+    """The control of a control's own claim: the published private result run as published *is* the check, so a miss is
+    reported plainly as *not reproduced* (a finding about our pipeline: its data copy, sampler, trainer)."""
+    from dpcore.verdicts import Control as VerdictControl
+
+    return VerdictControl(row["claim_key"], True, "the control itself (a published result run as published)")
