@@ -89,7 +89,7 @@ def load_mnist(
 def load_fashion_mnist(
     split: str, root: PathLike = None, *, mirror: PathLike = None, manifest: PathLike = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Fashion-MNIST ``split`` as ``(uint8 [n, 28, 28], int64 [n])`` (download only: not in the mirror)."""
+    """Fashion-MNIST ``split`` as ``(uint8 [n, 28, 28], int64 [n])`` (mirror ``fashion-mnist/``, else the publisher)."""
     return _load_idx_pair("fashion-mnist", split, root, mirror, manifest)
 
 

@@ -261,9 +261,9 @@ _T3 = ("eps at which the median-accuracy-vs-eps curve of the Table II runs plus 
        "linear interpolation in eps) reaches the accuracy; NaN (not-run) when no trained eps reaches it")
 
 
-#: why Table I's FMNIST block is not run: the data (dpcore.data.load_fashion_mnist), whatever the CPU time
-_FMNIST_NEEDS = ("needs Fashion-MNIST, which is download-only: the offline mirror does not hold it "
-                 "(dpcore.data.load_fashion_mnist)")
+#: why Table I's FMNIST block is not run: CPU time (the data are in the offline mirror since issue 51)
+_FMNIST_NEEDS = ("not run: CPU time not yet spent (60 runs, about 62 one-thread CPU-hours: "
+                 "results/dry_run/002_table1.fmnist.paper.cpu.txt; a GPU job, benchmarks/gpu_51_controls.sh)")
 
 
 def _eps_key(eps: float) -> str:
@@ -378,8 +378,9 @@ _SIMCLR = ("not-run: needs the penultimate-layer SimCLRv2 features (pretrained o
            "and the linear DP-SGD(+MM) runs of Appendix E; the SimCLR weights cannot be downloaded offline")
 _GEP = ("not-run: needs GEP's public data (2,000 ImageNet images) and its anchor-subspace pipeline (Yu et al. 2021, "
         "BackPACK); ImageNet is not available offline, and the paper gives no tau/T/sigma for GEP+MM")
-_TB_EPS3 = ("a result of [19] (Tramer & Boneh, eps = 3) the paper quotes; not-run: our grids train Table I's eps "
-            "columns, not [19]'s own eps = 3 setting")
+_TB_EPS3 = ("a result of [19] (Tramer & Boneh, eps = 3) the paper quotes; not run: CPU time not yet spent -- "
+            "issue 51's positive controls run [19]'s own eps = 3 setting (ref_controls tb/<data>/scatter_cnn, "
+            "benchmarks/gpu_51_controls.sh); not yet wired to this row")
 
 
 def _section5_specs() -> tuple[ClaimSpec, ...]:
@@ -514,7 +515,11 @@ FINDINGS: tuple[Finding, ...] = (
             "results/dry_run/002_table2.paper.h100.txt, results/dry_run/002_fig2.paper.h100.txt (and .paper.cpu.txt): "
             "python -m dpcore.experiments run <name> --profile paper --dry-run"),
     Finding("002", "table1_fmnist_data", "not-run",
-            "Table I's FMNIST block is not run: Fashion-MNIST is download-only and the offline mirror does not hold "
-            "it.", "Table I's FMNIST block not run (Fashion-MNIST not in the mirror)", False, ("table1.fmnist.*",),
-            "dpcore.data.load_fashion_mnist (download only); the table1.fmnist.* rows' notes"),
+            "Table I's FMNIST block is not run: the data are in the offline mirror (issue 51), but its 60 runs "
+            "(2 methods x 6 columns x 5 seeds, T = 800 at batch 8192) are a GPU job (dry run: about 62 one-thread "
+            "CPU-hours on this machine); benchmarks/gpu_51_controls.sh runs it.",
+            "Table I's FMNIST block not run (CPU time: a GPU job)",
+            False, ("table1.fmnist.*",),
+            "results/dry_run/002_table1.fmnist.paper.cpu.txt: python -m dpcore.experiments run 002_table1 "
+            "--profile paper --only 'fmnist/*' --dry-run; the table1.fmnist.* rows' notes"),
 )
