@@ -42,8 +42,8 @@ z = 0.367).
 integers 2..64 for p > 1 (:data:`INTEGER_ORDERS`), the grids that reproduce the paper.  Very small ε
 (large noise) may need larger orders: pass ``orders=TF_PRIVACY_ORDERS`` (up to 512; slower).
 
->>> round(epsilon(n=50_000, batch_size=1500, steps=3400, noise_multiplier=0.335, clip=20, tau=0.15,
-...               delta=1e-5, linf_blocks=100, conversion="mironov"), 3)  # authors' CIFAR-10 setting
+>>> authors = ModelMixSetting(n=50_000, batch_size=1500, noise_multiplier=0.335, clip=20, tau=0.15, linf_blocks=100)
+>>> round(epsilon(authors, steps=3400, delta=1e-5, conversion="mironov"), 3)  # authors' CIFAR-10 setting
 8.0
 """
 
