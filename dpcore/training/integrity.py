@@ -77,6 +77,10 @@ def as_tensor(name: str, value: Any) -> Tensor:
     raise ValueError(f"{name} must be a torch.Tensor or a numpy array, got {type(value).__name__}")
 
 
+#: values per block of :func:`check_finite_rows`'s scan (bounded extra memory, a few MB)
+_CHECK_BLOCK = 1 << 22
+
+
 def check_finite_rows(name: str, t: Tensor) -> Tensor:
     """``t`` unchanged when every value is finite; else ``ValueError`` naming ``name``, the first row (index along
     dimension 0) holding a NaN or ±inf, what it holds and how many rows are bad.  Integer and bool tensors are finite.
@@ -85,9 +89,12 @@ def check_finite_rows(name: str, t: Tensor) -> Tensor:
     (then the whole update is NaN), or never, while the accountant counts it."""
     if not (t.is_floating_point() or t.is_complex()) or t.numel() == 0:
         return t
-    finite = torch.isfinite(t.reshape(t.shape[0], -1) if t.dim() else t.reshape(1, 1)).all(dim=1)
-    if bool(finite.all()):
+    rows = t.reshape(t.shape[0], -1) if t.dim() else t.reshape(1, 1)
+    # scanned a block of rows at a time: one mask of the whole tensor would cost numel bytes (GBs for cached features)
+    step = max(1, _CHECK_BLOCK // max(1, rows.shape[1]))
+    if all(bool(torch.isfinite(rows[i : i + step]).all()) for i in range(0, rows.shape[0], step)):
         return t
+    finite = torch.isfinite(rows).all(dim=1)
     bad = (~finite).nonzero().flatten()
     first = int(bad[0])
     row = t[first].reshape(-1)
