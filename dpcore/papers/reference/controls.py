@@ -56,6 +56,7 @@ import pandas as pd
 from dpcore.validation import check_choice
 
 __all__ = [
+    "control_note",
     "control_runs",
     "self_control",
     "EXPERIMENT",
@@ -366,3 +367,16 @@ def self_control(row: Mapping[str, Any]) -> Any:
     from dpcore.verdicts import Control as VerdictControl
 
     return VerdictControl(row["claim_key"], True, "the control itself (a published result run as published)")
+
+
+def _eps_text(x: Any) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{float(x):.3g}"
+
+
+def control_note(row: Mapping[str, Any]) -> str:
+    """The note beside a control's verdict: their ε, their accountant on what ran, ours; why it is not run yet."""
+    note = (f"their ε {_eps_text(row['their_epsilon'])} (their accountant on what ran: "
+            f"{_eps_text(row['epsilon_their_accountant'])}); ours {_eps_text(row['epsilon_total'])}")  # fmt: skip
+    if not row["seeds_done"]:
+        note += "; not run yet: CPU time not yet spent (results/dry_run/; GPU script benchmarks/gpu_51_controls.sh)"
+    return note
