@@ -52,7 +52,7 @@ def test_paper_claims_are_exactly_the_claims_of_the_notebooks_the_paper_profile_
 @pytest.mark.parametrize("profile_dir", ["", "paper"])
 def test_committed_scorecard_is_short(profile_dir):
     card = (figures_dir() / profile_dir / "SCORECARD.md").read_text(encoding="utf-8")
-    assert len(card.encode()) < 20_000
+    assert len(card.encode()) < 20_500  # issue 51 added the positive controls' finding
     assert max(len(line) for line in card.splitlines()) <= 300
     assert "**Paper 001**" in card or profile_dir == "paper"
 
