@@ -535,8 +535,9 @@ def stage_notebook(site: Site, key: str) -> bool:
     return executed
 
 
-#: what ``Report.figure`` returns, printed when the call ends a cell: ``{'png': PosixPath('figures/...'), ...}``
-FIGURE_PATHS_REPR = re.compile(r"^\{'(?:png|pdf|csv)': \w*Path\(")
+#: what ``Report.figure`` (``{'png': PosixPath('figures/...'), ...}``) and ``Report.table`` (``PosixPath(...)``) return,
+#: printed when the call ends a cell
+FIGURE_PATHS_REPR = re.compile(r"^(?:\{'(?:png|pdf|csv)': )?\w*Path\(")
 _LABEL_CELL = re.compile(r"\((nbcell-[a-z0-9-]+)\)=")
 
 
