@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
+from typing import Any
 
 from dpcore.claims import ClaimSpec, Finding, NotebookClaims, Paper
 
 __all__ = ["PACKAGES", "all_specs", "build_paper", "claims_modules", "explorer_topics", "findings", "gpu_keys",
-           "notebook_claims", "packages", "papers", "titles"]  # fmt: skip
+           "notebook_claims", "packages", "paper_attribute", "papers", "titles"]  # fmt: skip
 
 #: the paper packages of this checkout, in the order their claims are gathered (alphabetical); :func:`packages`
 #: finds them (a subpackage with a ``claims.py``), so a new paper needs no edit here
@@ -68,6 +70,19 @@ def build_paper(package: str, explorer_topic: str = "", explorer: str = "") -> P
     if not isinstance(keys, tuple) or not all(isinstance(k, str) and k for k in keys):
         raise ValueError(f"{name}.GPU_KEYS must be a tuple of glob patterns")
     return Paper(ids.pop(), package.rsplit(".", 1)[-1], title, specs, notebooks, items, explorer_topic, explorer, keys)
+
+
+def paper_attribute(package: str, explorer: tuple[str, str]) -> Callable[[str], Any]:
+    """The module ``__getattr__`` of a paper package (PEP 562): ``PAPER`` built on first use by :func:`build_paper`
+    from the package's ``claims.py`` and ``explorer`` (topic, module), so that importing one module of the package does
+    not import its claims.  In the package's ``__init__``: ``__getattr__ = paper_attribute(__name__, EXPLORER)``."""
+
+    def __getattr__(name: str) -> Any:
+        if name == "PAPER":
+            return build_paper(package, *explorer)
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def papers() -> tuple[Paper, ...]:
