@@ -378,9 +378,12 @@ _SIMCLR = ("not-run: needs the penultimate-layer SimCLRv2 features (pretrained o
            "and the linear DP-SGD(+MM) runs of Appendix E; the SimCLR weights cannot be downloaded offline")
 _GEP = ("not-run: needs GEP's public data (2,000 ImageNet images) and its anchor-subspace pipeline (Yu et al. 2021, "
         "BackPACK); ImageNet is not available offline, and the paper gives no tau/T/sigma for GEP+MM")
-_TB_EPS3 = ("a result of [19] (Tramer & Boneh, eps = 3) the paper quotes; not run: CPU time not yet spent -- "
-            "issue 51's positive controls run [19]'s own eps = 3 setting (ref_controls tb/<data>/scatter_cnn, "
-            "benchmarks/gpu_51_controls.sh); not yet wired to this row")
+_TB_EPS3 = ("a result of [19] (Tramer & Boneh, eps = 3) the paper quotes from an earlier version of [19]; decided by "
+            "issue 51's positive control of that cell: [19]'s own setting run with our trainer and loaders "
+            "(ref_controls tb/<data>/scatter_cnn, final iterate; the control decides itself)")
+#: how a quoted [19] cell is decided: at [19]'s ε = 3 under our accounting of what ran (issue 51's control runs)
+_TB_RULE = TrainedRule(epsilon=3.0, accounting="ours on what ran (PLD of the training; the private normalisation "
+                       "composed in by RDP)", pipeline="[19]'s own setting (issue 51's control, ref.control.tb.*)")
 
 
 def _section5_specs() -> tuple[ClaimSpec, ...]:
@@ -388,7 +391,8 @@ def _section5_specs() -> tuple[ClaimSpec, ...]:
 
     def acc(key: str, value: float, location: str, quantity: str, note: str) -> ClaimSpec:
         return ClaimSpec("002", key, location.split(":")[0], quantity, value, "printed", location,
-                         atol=ACCURACY_ATOL, scale="full", note=note)  # fmt: skip
+                         atol=ACCURACY_ATOL, scale="full", note=note,
+                         rule=_TB_RULE if note is _TB_EPS3 else None)  # fmt: skip
 
     return (
         ClaimSpec("002", "sec5.1.normalization_eps", "§5.1", "eps of the private data normalisation of Table I's "

@@ -40,7 +40,8 @@ number per cell); tolerance is for the claims' rules (issue 50) to set.
 
 Paper 002's §5.1 quotes two ScatterNet + CNN cells as 66.9 % (CIFAR-10) and 87.2 % (FMNIST) -- the numbers of an
 earlier version of Tramèr & Boneh's paper; the README's (final version) are 69.3 % and 89.0 %.  Both are in the
-frame's ``also_quoted`` column so the claim rules can decide ``sec5.1.tb.*`` from the same runs.
+frame's ``also_quoted`` column (claim keys; the printed numbers live in paper 002's claims) so the claim rules can
+decide ``sec5.1.tb.*`` from the same runs.
 """
 
 from __future__ import annotations
@@ -116,8 +117,8 @@ class Control:
     """One published setting, as our :class:`~dpcore.experiments.config.RunConfig` will run it.
 
     ``steps_per_epoch``: rounds per epoch of a Poisson run (``None``: a non-private run that shuffles, epoch-based).
-    ``pipelines``: which of our reproductions' pipelines the control vouches for.  ``also_quoted``: the same cell
-    quoted elsewhere (claim key -> printed value %).  ``differences``: what we run differently, said.
+    ``pipelines``: which of our reproductions' pipelines the control vouches for.  ``also_quoted``: the claim keys of
+    the same cell quoted elsewhere (their printed values live in those papers' claims).  ``differences``: what we run differently, said.
     """
 
     key: str
@@ -139,7 +140,7 @@ class Control:
     command: str
     seeds: tuple[int, ...] = (0,)
     differences: str = ""
-    also_quoted: Mapping[str, float] = field(default_factory=dict)
+    also_quoted: tuple[str, ...] = ()
 
     @property
     def private(self) -> bool:
@@ -170,7 +171,7 @@ def _opacus(row: str, value: float, spread: float, eps: float, lines: str, comma
 
 def _tb(data: str, arch: str, value: float, *, batch: int, lr: float, sigma: float, epochs: int, norm: str,
         line: int, command: str, pipelines: str, seeds: tuple[int, ...] | None = None, differences: str = "",
-        also: Mapping[str, float] | None = None) -> Control:  # fmt: skip
+        also: tuple[str, ...] = ()) -> Control:  # fmt: skip
     n = 50_000 if data == "cifar10" else 60_000
     if seeds is None:  # the ScatterNet cells: 3 seeds (queued after every seed 0); the end-to-end CNNs: 1
         seeds = (0,) if arch == "cnn" else (0, 1, 2)
@@ -196,7 +197,7 @@ def _tb(data: str, arch: str, value: float, *, batch: int, lr: float, sigma: flo
         key=f"tb/{data}/{arch}", claim_key=f"ref.control.tb.{data}.{arch}", data=data, dataset=dataset, model=model,
         model_kwargs=kwargs, batch_size=batch, lr=lr, noise_multiplier=sigma, clip_norm=0.1, epochs=epochs,
         steps_per_epoch=n // batch, momentum=0.9, normalization=norm, published=pub, seeds=seeds, command=command,
-        pipelines=pipelines, differences=differences, also_quoted=dict(also or {}),
+        pipelines=pipelines, differences=differences, also_quoted=tuple(also),
     )  # fmt: skip
 
 
@@ -222,7 +223,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in (
     _tb("cifar10", "scatter_cnn", 69.3, batch=8192, lr=4.0, sigma=5.67, epochs=60, norm="private_bn", line=87,
         command="python3 cnns.py --dataset=cifar10 --use_scattering --batch_size=8192 --lr=4 --input_norm=BN "
                 "--bn_noise_multiplier=8 --noise_multiplier=5.67", pipelines=_P002_CIFAR,
-        also={"sec5.1.tb.cifar10.acc_eps3": 66.9},
+        also=("sec5.1.tb.cifar10.acc_eps3",),
         differences="pixels in [0, 1] before the scattering (theirs: ImageNet mean/std); our CIFAR-10 copy"),
     _tb("cifar10", "scatter_linear", 67.0, batch=8192, lr=4.0, sigma=5.67, epochs=60, norm="private_bn", line=81,
         command="python3 baselines.py --dataset=cifar10 --batch_size=8192 --lr=4 --input_norm=BN "
@@ -231,7 +232,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in (
     _tb("fmnist", "scatter_cnn", 89.0, batch=2048, lr=4.0, sigma=2.15, epochs=40, norm="groupnorm", line=86,
         command="python3 cnns.py --dataset=fmnist --use_scattering --batch_size=2048 --lr=4 --input_norm=GroupNorm "
                 "--num_groups=27 --noise_multiplier=2.15", pipelines=_P002_FMNIST,
-        also={"sec5.1.tb.fmnist.acc_eps3": 87.2}),
+        also=("sec5.1.tb.fmnist.acc_eps3",)),
     _tb("fmnist", "scatter_linear", 89.7, batch=8192, lr=16.0, sigma=4.05, epochs=40, norm="groupnorm", line=80,
         command="python3 baselines.py --dataset=fmnist --batch_size=8192 --lr=16 --input_norm=GroupNorm "
                 "--num_groups=27 --noise_multiplier=4.05", pipelines=_P002_FMNIST),
@@ -327,7 +328,7 @@ def control_frame(profile: str, *, results_root: Any = None, results: Mapping[st
             "key": key, "claim_key": c.claim_key, "data": c.data, "dataset": c.dataset, "model": c.model,
             "pipelines": c.pipelines, "published_pct": p.value, "published_spread_pct": p.spread,
             "published_spread_kind": p.spread_kind, "published_runs": p.runs, "published_readout": p.readout,
-            "citation": p.citation, "also_quoted": dict(c.also_quoted), "their_epsilon": p.epsilon, "delta": p.delta,
+            "citation": p.citation, "also_quoted": tuple(c.also_quoted), "their_epsilon": p.epsilon, "delta": p.delta,
             "seeds_planned": len(names), "seeds_done": len(done), "final_pct": finals, "best_pct": bests,
             "mean_final_pct": mean_f, "std_final_pct": std_f, "mean_best_pct": mean_b, "std_best_pct": std_b,
             "epsilon_training": eps("training"), "epsilon_total": eps("total"),

@@ -90,9 +90,7 @@ def test_control_frame_on_synthetic_results() -> None:
     assert row["mean_final_pct"] == pytest.approx(95.0) and row["std_final_pct"] == pytest.approx(1.0)
     assert row["epsilon_training"] == pytest.approx(1.15) and row["published_pct"] == 94.63
     tb = frame.set_index("key").loc["tb/cifar10/scatter_cnn"]
-    assert tb["claim_key"] == "ref.control.tb.cifar10.scatter_cnn" and tb["also_quoted"] == {
-        "sec5.1.tb.cifar10.acc_eps3": 66.9
-    }
+    assert tb["claim_key"] == "ref.control.tb.cifar10.scatter_cnn" and tb["also_quoted"] == ("sec5.1.tb.cifar10.acc_eps3",)
     assert tb["mean_best_pct"] == pytest.approx(67.0) and tb["std_final_pct"] == 0.0 and tb["their_epsilon"] == 3.0
     empty = frame.set_index("key").loc["tb/mnist/cnn"]
     assert empty["seeds_done"] == 0 and math.isnan(empty["mean_final_pct"])
@@ -102,3 +100,13 @@ def test_control_frame_on_synthetic_results() -> None:
 def test_summarize() -> None:
     assert all(math.isnan(v) for v in summarize([]))
     assert summarize([1.0]) == (1.0, 0.0)
+
+
+def test_every_quoted_cell_is_a_trained_claim_of_the_quoting_paper_decided_by_a_rule():
+    from dpcore.papers.p002_modelmix.claims import TRAINING_CLAIMS
+
+    quoted = [key for c in CONTROLS.values() for key in c.also_quoted]
+    assert sorted(quoted) == ["sec5.1.tb.cifar10.acc_eps3", "sec5.1.tb.fmnist.acc_eps3"]
+    for key in quoted:
+        spec = TRAINING_CLAIMS[key]
+        assert spec.rule is not None and spec.rule.epsilon == 3.0 and spec.scale == "full"
