@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -118,7 +118,8 @@ class Control:
 
     ``steps_per_epoch``: rounds per epoch of a Poisson run (``None``: a non-private run that shuffles, epoch-based).
     ``pipelines``: which of our reproductions' pipelines the control vouches for.  ``also_quoted``: the claim keys of
-    the same cell quoted elsewhere (their printed values live in those papers' claims).  ``differences``: what we run differently, said.
+    the same cell quoted elsewhere (their printed values live in those papers' claims).  ``differences``: what we
+    run differently, said.
     """
 
     key: str

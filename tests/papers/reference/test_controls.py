@@ -90,7 +90,8 @@ def test_control_frame_on_synthetic_results() -> None:
     assert row["mean_final_pct"] == pytest.approx(95.0) and row["std_final_pct"] == pytest.approx(1.0)
     assert row["epsilon_training"] == pytest.approx(1.15) and row["published_pct"] == 94.63
     tb = frame.set_index("key").loc["tb/cifar10/scatter_cnn"]
-    assert tb["claim_key"] == "ref.control.tb.cifar10.scatter_cnn" and tb["also_quoted"] == ("sec5.1.tb.cifar10.acc_eps3",)
+    assert tb["claim_key"] == "ref.control.tb.cifar10.scatter_cnn"
+    assert tb["also_quoted"] == ("sec5.1.tb.cifar10.acc_eps3",)
     assert tb["mean_best_pct"] == pytest.approx(67.0) and tb["std_final_pct"] == 0.0 and tb["their_epsilon"] == 3.0
     empty = frame.set_index("key").loc["tb/mnist/cnn"]
     assert empty["seeds_done"] == 0 and math.isnan(empty["mean_final_pct"])
