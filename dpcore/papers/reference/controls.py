@@ -74,6 +74,7 @@ __all__ = [
     "CONTROL_COLUMNS",
     "run_name",
     "control_frame",
+    "control_table",
     "summarize",
 ]
 
@@ -338,6 +339,26 @@ def control_frame(profile: str, *, results_root: Any = None, results: Mapping[st
             "reduced": reduced(profile), "differences": c.differences,
         })  # fmt: skip
     return pd.DataFrame(rows, columns=list(CONTROL_COLUMNS))
+
+
+#: :func:`control_table`'s columns: (column of :func:`control_frame`, heading)
+_TABLE = (
+    ("key", "control"), ("published_pct", "published %"), ("published_spread_pct", "published spread"),
+    ("published_runs", "published runs"), ("mean_final_pct", "ours % (mean, final)"),
+    ("std_final_pct", "ours spread (std)"), ("seeds_done", "seeds"), ("mean_best_pct", "ours % (best epoch)"),
+    ("their_epsilon", "their ε"), ("epsilon_their_accountant", "their accountant on what ran"),
+    ("epsilon_total", "our ε (all releases)"), ("epsilon_training", "our ε (training)"),
+)  # fmt: skip
+
+
+def control_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The controls side by side for the report (issue 51's table): published value and spread, ours (mean and
+    std over the finished seeds, final iterate; the best epoch beside it), their ε, their accountant on what ran,
+    ours; ``frame`` from :func:`control_frame`."""
+    missing = [c for c, _ in _TABLE if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame must be control_frame(...)'s output; it lacks {missing}")
+    return frame[[c for c, _ in _TABLE]].rename(columns=dict(_TABLE))
 
 
 def control_runs(row: Mapping[str, Any]) -> list[Any]:

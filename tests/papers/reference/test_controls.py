@@ -111,3 +111,15 @@ def test_every_quoted_cell_is_a_trained_claim_of_the_quoting_paper_decided_by_a_
     for key in quoted:
         spec = TRAINING_CLAIMS[key]
         assert spec.rule is not None and spec.rule.epsilon == 3.0 and spec.scale == "full"
+
+
+def test_the_control_table_sets_ours_beside_the_published_value_and_refuses_another_frame():
+    from dpcore.papers.reference.controls import control_table
+
+    frame = control_frame("paper", results={})
+    table = control_table(frame)
+    assert len(table) == len(CONTROLS) and table.columns[0] == "control"
+    assert {"published %", "ours % (mean, final)", "their ε", "our ε (all releases)"} <= set(table.columns)
+    assert table["published %"].tolist() == [c.published.value for c in CONTROLS.values()]
+    with pytest.raises(ValueError, match="control_frame"):
+        control_table(frame.drop(columns=["epsilon_total"]))
