@@ -248,9 +248,10 @@ def _notes(args: argparse.Namespace) -> list[str]:
 
         return [f"note: {SHUFFLE_NOTE}"]
     if args.sampling == "fixed":
-        from dpcore.accounting.dpsgd import describe
+        from dpcore.accounting.dpsgd import default_method, describe
 
-        return ["note: " + describe("rdp", "fixed", args.noise_convention).split("; ", 1)[1]]
+        # the sampling's part of the description (after the method's): neighbours and how σ enters
+        return ["note: " + describe(default_method("fixed"), "fixed", args.noise_convention).split("; ", 1)[1]]
     return []
 
 

@@ -28,6 +28,7 @@ A record no entry supports is refused by the caller; an entry that supports a re
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from typing import Any, Protocol, runtime_checkable
@@ -43,6 +44,7 @@ __all__ = [
     "METHODS",
     "RIGOROUS",
     "APPROXIMATE",
+    "ADDITIVE",
     "methods_for",
     "describe_run",
     "LabelledEpsilon",
@@ -61,6 +63,10 @@ MODELMIX_MODES = ("amplified", "plain")
 METHODS = ("pld", "rdp", "rdp-mironov", "gdp")
 RIGOROUS = ("pld", "rdp", "rdp-mironov")
 APPROXIMATE = ("gdp",)
+#: The methods whose composition over T steps of one rate is a sum (RDP at each order, μ² of the GDP CLT): ε at many
+#: step counts costs one one-step computation (:func:`_step_rdp`).  PLD composes by convolution, a distribution per
+#: step count (an explorer draws it at fewer points).
+ADDITIVE = ("rdp", "rdp-mironov", "gdp")
 #: Every method an accountant here can run: the DP-SGD methods, the A_1 trade-off, and the exact GDP composition.
 ALL_METHODS = (*METHODS, "a1", "gdp-exact")
 #: How a shuffled run's ε is obtained, said wherever that ε is shown (the result's description, the CLI).
@@ -149,6 +155,31 @@ class _Base:
 
 def _conversion(method: str) -> str:
     return "mironov" if method == "rdp-mironov" else "balle"
+
+
+@functools.lru_cache(maxsize=64)
+def _step_rdp(sigma: float, sampling: str, size: float | tuple[int, int], integer: bool) -> tuple[Any, Any]:
+    """(orders, RDP of one step at them), read-only and cached: the Poisson-subsampled Gaussian at rate ``size``
+    (Mironov, Talwar, Zhang 2019), or fixed-size batches ``size`` = (n, b) without replacement under replace-one
+    (Wang, Balle, Kasiviswanathan 2019, Thm 9; σ is the multiplier against 2C, the library's
+    ``noise_convention="replace_one"``).  ``integer``: the integer orders 2..256 (closed form) instead of
+    ``RDP_ORDERS``.  T steps of one size have T times it (RDP composes additively), so ε at many step counts costs
+    one computation."""
+    import numpy as np
+
+    from dpcore.accounting.rdp import RDP_ORDERS, subsampled_gaussian_rdp
+
+    a = np.asarray(_INTEGER_ORDERS if integer else RDP_ORDERS, dtype=float)
+    if sampling == "fixed":
+        n, b = size  # type: ignore[misc]
+        rdp = subsampled_gaussian_rdp(a, noise_multiplier=sigma, sampling="fixed", dataset_size=n, batch_size=b,
+                                      noise_convention="replace_one")  # fmt: skip
+    else:
+        rdp = subsampled_gaussian_rdp(a, sample_rate=size, noise_multiplier=sigma)
+    rdp = np.array(rdp, dtype=float)
+    a.setflags(write=False)
+    rdp.setflags(write=False)
+    return a, rdp
 
 
 # --------------------------------------------------------------------------- ModelMix
@@ -249,11 +280,12 @@ class PoissonAccountant(_Base):
             return pld.pld_epsilon_runs(sigma, runs=runs, delta=delta)
         import numpy as np
 
-        from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
+        from dpcore.accounting.rdp import rdp_to_epsilon
 
         # many distinct rates: exact integer orders only (closed form, fast); fractional orders need a quadrature each
-        a = np.asarray(RDP_ORDERS if len(runs) <= _MAX_FRACTIONAL_RUNS else _INTEGER_ORDERS, dtype=float)
-        total = sum(c * subsampled_gaussian_rdp(a, sample_rate=q, noise_multiplier=sigma) for q, c in runs)
+        integer = len(runs) > _MAX_FRACTIONAL_RUNS
+        a, _ = _step_rdp(sigma, "poisson", runs[0][0], integer)
+        total = sum(c * _step_rdp(sigma, "poisson", q, integer)[1] for q, c in runs)
         # RDP is >= 0; the log-sum of the closed form can round to about -1e-26 at tiny q (clear it, nothing larger)
         total = np.where((total < 0) & (total > -1e-12), 0.0, total)
         return rdp_to_epsilon(a, total, delta, conversion=_conversion(method))
@@ -300,21 +332,10 @@ class FixedAccountant(_Base):
 
             mu = math.sqrt(sum(fdp.clt_mu(sigma, b / n, c, "fixed") ** 2 for b, c in runs))
             return gaussian.epsilon_from_mu(mu, delta)
-        import numpy as np
+        from dpcore.accounting.rdp import rdp_to_epsilon
 
-        from dpcore.accounting.rdp import RDP_ORDERS, rdp_to_epsilon, subsampled_gaussian_rdp
-
-        a = np.asarray(RDP_ORDERS, dtype=float)
-        # σ here is σ_eff = noise_std / (2C), the multiplier against the replace-one sensitivity: in the library's
-        # σ vocabulary that is noise_convention="replace_one" (std 2C·σ_eff), whose Gaussian multiplier is σ_eff
-        total = sum(
-            c
-            * subsampled_gaussian_rdp(
-                a, noise_multiplier=sigma, sampling="fixed", dataset_size=n, batch_size=b,
-                noise_convention="replace_one",
-            )
-            for b, c in runs
-        )  # fmt: skip
+        a, _ = _step_rdp(sigma, "fixed", (n, runs[0][0]), False)
+        total = sum(c * _step_rdp(sigma, "fixed", (n, b), False)[1] for b, c in runs)
         return rdp_to_epsilon(a, total, delta, conversion=_conversion(method))
 
 

@@ -7,14 +7,15 @@ GDP central limit theorem (Bu, Dong, Long, Su 2020, Thm 5; Dong, Roth, Su 2022, 
 Sampling: Poisson (add/remove neighbours) or fixed-size batches without replacement (replace-one neighbours;
 Wang, Balle, Kasiviswanathan 2019, Thm 9).
 
-Speed (every value is the library's, only evaluated at fewer points): RDP composes additively, so the one-step
-RDP curve (:func:`dpcore.accounting.rdp.rdp_curve`) is computed once per (σ, q, n, sampling) and cached, and ε at
-every T is ``rdp_to_epsilon(T · curve)`` -- exactly what :func:`~dpcore.accounting.dpsgd.dpsgd_epsilon` computes.
-The PLD accountant is drawn as a curve of :data:`PLD_POINTS` points: the one-step PLD of (σ, q) is computed once
-(cached in :mod:`dpcore.accounting.pld`) and composed at each step count, each point being exactly
-:func:`~dpcore.accounting.pld.pld_epsilon` at that count (about 0.05 s a point).  The headline accountant
-(:data:`HEADLINE`: PLD, the tightest rigorous one, under Poisson sampling; RDP under fixed-size batches, where PLD does
-not apply) is what the inverse uses by default.  The inverse (:func:`inverse`) runs the library's calibrator
+Every value is the registry's (:func:`~dpcore.accounting.records.epsilon_for_record` of the run's record at each
+step count, :func:`epsilons`), with the methods, their order and labels the registry gives for the sampling
+(:func:`~dpcore.accounting.registry.methods_for`); nothing here picks an accountant by name.  Speed: RDP and the GDP CLT
+compose additively (:data:`~dpcore.accounting.registry.ADDITIVE`), and the registry caches the one-step RDP per (σ, q,
+n, sampling), so their curves of :data:`CURVE_POINTS` points cost one one-step computation.  The PLD is drawn at
+:data:`PLD_POINTS` points: its one-step PLD is cached in :mod:`dpcore.accounting.pld` and composed at each step count
+(about 0.05 s a point).  The headline accountant (:data:`HEADLINE`: the registry's default for the sampling, PLD under
+Poisson sampling, RDP under fixed-size batches, where PLD does not apply) is what the inverse uses by default.
+The inverse (:func:`inverse`) runs the library's calibrator
 (:func:`~dpcore.accounting.dpsgd.dpsgd_noise_multiplier`, tolerance :data:`INVERSE_RTOL`) with the method chosen,
 cached per input; it takes 0.5-10 s, so it runs when its button is pressed, not on every change.  Epochs are typed
 (1 to :data:`MAX_EPOCHS`): a value out of range is refused with a message naming ``epochs``, never clamped.
@@ -29,10 +30,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpcore.accounting import dpsgd as acc
-from dpcore.accounting import fdp, gaussian
-from dpcore.accounting.events import effective_noise_multiplier, steps_for_epochs
-from dpcore.accounting.pld import pld_epsilon
-from dpcore.accounting.rdp import RDP_ORDERS, rdp_curve, rdp_to_epsilon
+from dpcore.accounting.events import steps_for_epochs
+from dpcore.accounting.records import epsilon_for_record
+from dpcore.accounting.registry import ADDITIVE, methods_for
 from dpcore.explore.static import Axis, StaticGrid
 from dpcore.explore.widgets import Explorer, View, finish_axes
 from dpcore.validation import check_choice, check_open_unit, check_positive, check_positive_int, check_range
@@ -42,18 +42,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEFAULTS", "CURVE_POINTS", "PLD_POINTS", "INVERSE_RTOL", "INVERSE_METHODS", "HEADLINE", "MAX_EPOCHS",
-    "headline_method", "compute", "inverse", "rdp_epsilons", "draw", "build", "static_series", "STATIC_GRIDS",
+    "headline_method", "compute", "inverse", "epsilons", "draw", "build", "static_series", "STATIC_GRIDS",
 ]  # fmt: skip
 
 DEFAULTS: dict[str, Any] = dict(
     sigma=1.1, batch_size=256, dataset_size=60_000, delta=1e-5, epochs=60, sampling="poisson",
     target_epsilon=2.0, inverse_method="headline",
 )  # fmt: skip
-CURVE_POINTS = 16  # steps at which RDP and GDP are drawn
+CURVE_POINTS = 16  # steps at which the additive methods (RDP, GDP: registry.ADDITIVE) are drawn
 PLD_POINTS = 6  # steps at which PLD is drawn (one cached one-step PLD, composed at each: about 0.05-0.1 s a point)
+#: The explorer's samplings: those with a DP-SGD subsampling accountant (shuffling has the A_1 analysis instead).
+_SAMPLINGS = ("poisson", "fixed")
 INVERSE_RTOL = 1e-2  # relative tolerance of the σ calibration shown on the widget
-#: The accountant of the headline ε (the read-out's first line) and of the inverse's default, per sampling.
-HEADLINE: dict[str, str] = {"poisson": "pld", "fixed": "rdp"}
+#: The accountant of the headline ε (the read-out's first line) and of the inverse's default, per sampling: the
+#: registry's tightest rigorous method for it (:func:`~dpcore.accounting.dpsgd.default_method`).
+HEADLINE: dict[str, str] = {s: acc.default_method(s) for s in _SAMPLINGS}
 #: "headline": the headline's accountant (:data:`HEADLINE`); or one of the library's methods.
 INVERSE_METHODS = ("headline", *acc.METHODS)
 MAX_EPOCHS = 10_000
@@ -64,35 +67,13 @@ def headline_method(sampling: str) -> str:
     return HEADLINE[check_choice("sampling", sampling, tuple(HEADLINE))]
 
 
-def _methods(sampling: str) -> tuple[str, ...]:
-    return ("pld", "rdp", "rdp-mironov", "gdp") if sampling == "poisson" else ("rdp", "rdp-mironov", "gdp")
-
-
-@functools.lru_cache(maxsize=64)
-def _one_step_rdp(sigma: float, q: float, n: int, sampling: str) -> np.ndarray:
-    """The RDP of one step at :data:`RDP_ORDERS` (cached: the slow part of fixed-size sampling)."""
-    if sampling == "fixed":
-        curve = rdp_curve(sigma, steps=1, sampling="fixed", dataset_size=n, batch_size=round(q * n))
-    else:
-        curve = rdp_curve(sigma, steps=1, sample_rate=q)
-    return np.asarray(curve, dtype=float)
-
-
-def rdp_epsilons(sigma: float, *, q: float, n: int, sampling: str, steps: list[int], delta: float, method: str):
-    """ε of ``method`` ("rdp" or "rdp-mironov") after each entry of ``steps``, from the cached one-step RDP."""
-    one = _one_step_rdp(sigma, q, n, sampling)
-    conversion = "mironov" if method == "rdp-mironov" else "balle"
-    out = []
-    for t in steps:
-        curve = t * one
-        curve = np.where((curve < 0) & (curve > -1e-12), 0.0, curve)  # as dpsgd_epsilon: clear -1e-26 round-off
-        out.append(float(rdp_to_epsilon(RDP_ORDERS, curve, delta, conversion=conversion)))
-    return out
-
-
 @functools.lru_cache(maxsize=256)
-def _pld(z: float, q: float, steps: int, delta: float) -> float:
-    return float(pld_epsilon(z, sample_rate=q, steps=steps, delta=delta))
+def epsilons(sigma: float, *, n: int, b: int, sampling: str, delta: float, method: str, steps: tuple[int, ...]):
+    """ε of ``method`` after each entry of ``steps`` (a tuple) for the DP-SGD run of σ, n, b and ``sampling``:
+    :func:`~dpcore.accounting.records.epsilon_for_record` of the run's record at each step count, the registry's
+    accountant (its one-step RDP and one-step PLD cached there, so a curve costs about one point).  Cached."""
+    records = (acc.dpsgd_record(sigma, sample_rate=b / n, steps=t, sampling=sampling, dataset_size=n) for t in steps)
+    return [float(epsilon_for_record(record, delta, method=method)) for record in records]
 
 
 @functools.lru_cache(maxsize=256)
@@ -111,7 +92,7 @@ def _inputs(sigma: float, batch_size: int, dataset_size: int, delta: float, epoc
     b = check_positive_int("batch_size", batch_size, maximum=n)
     delta = check_open_unit("delta", delta)
     epochs = check_positive_int("epochs", epochs, maximum=MAX_EPOCHS)
-    check_choice("sampling", sampling, ("poisson", "fixed"))
+    check_choice("sampling", sampling, _SAMPLINGS)
     return sigma, n, b, delta, steps_for_epochs(epochs, sampling=sampling, dataset_size=n, batch_size=b)
 
 
@@ -136,18 +117,12 @@ def compute(
     sigma, n, b, delta, steps_total = _inputs(sigma, batch_size, dataset_size, delta, epochs, sampling)
     q = b / n
     grid = sorted({max(1, int(round(x))) for x in np.linspace(steps_total / CURVE_POINTS, steps_total, CURVE_POINTS)})
-    z = effective_noise_multiplier(sigma, sampling, "standard")
+    sparse = sorted({max(1, int(round(steps_total * k / PLD_POINTS))) for k in range(1, PLD_POINTS + 1)})
     curves: dict[str, tuple[list[int], list[float]]] = {}
-    for method in _methods(sampling):
-        if method in ("rdp", "rdp-mironov"):
-            curves[method] = (grid, rdp_epsilons(sigma, q=q, n=n, sampling=sampling, steps=grid, delta=delta,
-                                                 method=method))  # fmt: skip
-        elif method == "gdp":
-            curves[method] = (grid, [float(gaussian.epsilon_from_mu(fdp.clt_mu(z, q, t, sampling), delta))
-                                     for t in grid])  # fmt: skip
-        else:  # one cached one-step PLD, composed at each point (exactly pld_epsilon at that step count)
-            pts = sorted({max(1, int(round(steps_total * k / PLD_POINTS))) for k in range(1, PLD_POINTS + 1)})
-            curves[method] = (pts, [_pld(z, q, t, delta) for t in pts])
+    for method in methods_for(sampling):  # the registry's methods of the sampling, its default first
+        pts = grid if method in ADDITIVE else sparse  # a PLD composes a distribution per point: fewer points
+        curves[method] = (pts, epsilons(sigma, n=n, b=b, sampling=sampling, delta=delta, method=method,
+                                        steps=tuple(pts)))  # fmt: skip
     values: dict[str, float] = {"steps": float(steps_total), "sample_rate": q}
     labels = {"steps": "steps T = epochs·round(n/b), as the trainer counts", "sample_rate": "sampling rate q = b/n"}
     headline = headline_method(sampling)
@@ -194,7 +169,7 @@ def inverse(
     if method == "headline":
         method = headline_method(sampling)
     label = f"σ for ε = {target:g} after T = {steps_total} steps ({method}, {acc.method_label(method)})"
-    if method not in _methods(sampling):
+    if method not in methods_for(sampling):
         note = f"{method} cannot account for {sampling} sampling"
         return View(values={"sigma_for_target": math.nan}, labels={"sigma_for_target": label}, notes=(note,))
     value = _inverse(target, b / n, steps_total, delta, method, sampling, n)
@@ -207,7 +182,7 @@ def draw(view: View, fig: Figure) -> None:
     ax = fig.add_subplot(1, 1, 1)
     for method, (steps, eps) in view.data.items():
         style = dict(ls="--") if method in acc.APPROXIMATE else {}
-        marker = dict(marker="o", ms=3) if method == "pld" else {}
+        marker = dict(marker="o", ms=3) if method not in ADDITIVE else {}
         ax.plot(steps, eps, label=f"{method} ({acc.method_label(method)})", **marker, **style)
     finish_axes(ax, view.title, "steps T", "ε")
 
@@ -237,7 +212,7 @@ def build(**overrides: Any) -> Explorer:
         # refused by compute with a message naming epochs
         "epochs": w.IntText(value=v["epochs"], description=f"epochs (1–{MAX_EPOCHS:,})", style=style,
                             layout=layout, continuous_update=False),
-        "sampling": w.ToggleButtons(options=["poisson", "fixed"], value=v["sampling"], description="sampling",
+        "sampling": w.ToggleButtons(options=list(_SAMPLINGS), value=v["sampling"], description="sampling",
                                     style=style),
         "target_epsilon": w.FloatSlider(value=v["target_epsilon"], min=0.1, max=20.0, step=0.1,
                                         description="target ε (inverse)", **common),
