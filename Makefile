@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/throughput.py --quick --out benchmarks/results.json
 	$(PY) benchmarks/ic_overhead.py --out benchmarks/ic_overhead.json
 	$(PY) benchmarks/latency.py --out benchmarks/latency.json  # the speed goals the tests do not assert (issue 54)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 PYTHONPATH=. $(PY) benchmarks/accounting.py --out benchmarks  # ε and calibration vs dp_accounting / Opacus, one PLD's evidence, the front door (issue 52) -> accounting.md
 
 # Jupyter generates a random token and prints the full URL with it.
 lab: $(STAMP)

@@ -220,9 +220,24 @@ def _speed_markdown(result: dict) -> list[str]:
         "`PLDAccountant` on the same T, calibration to ε = 3 by `dpcore.dpsgd_noise_multiplier` against",
         "`calibrate_dp_mechanism` (PLD, bracket [0.5, 10], tol 1e-3), best of 3 with caches cleared.  Ratios are",
         "dpcore / dp_accounting within one child process.  The PLD's BLAS threads are set by the library",
-        "(threadpoolctl, `dpcore.accounting.pld.BLAS_THREADS`), so the default-threads row matches the one-thread row.",
+        "(threadpoolctl, `dpcore.accounting.pld.BLAS_THREADS`), so the default-threads row differs from the one-thread",
+        "row only by what else the machine runs.",
+        *_load_note(result.get("speed_load")),
         "",
         accounting_speed.table(result["speed"]),
+    ]
+
+
+def _load_note(load: list | None) -> list[str]:
+    """The load average around the speed children: the machine is shared (other jobs, e.g. training runs), so the
+    absolute times are those of a loaded machine; the ratios, taken within one child, move less."""
+    if not load:
+        return []
+    before, after = (tuple(round(x, 2) for x in pair) for pair in load)
+    return [
+        f"Load average (1, 5, 15 min) {before} before and {after} after these children, on {os.cpu_count()} CPUs "
+        "shared with other jobs (background training runs): the seconds are a loaded machine's and vary from run",
+        "to run; the ratios, dpcore and dp_accounting measured in the same child, are what to compare.",
     ]
 
 
@@ -271,7 +286,9 @@ def main() -> None:
         return
     result = run(args.repeats, args.slow)
     result["pld_choice"] = pld_choice()
+    load_before = os.getloadavg()
     result["speed"] = accounting_speed.measure()
+    result["speed_load"] = [load_before, os.getloadavg()]
     (args.out / "accounting.json").write_text(json.dumps(result, indent=2) + "\n")
     (args.out / "accounting.md").write_text(to_markdown(result))
 
