@@ -6,10 +6,8 @@ Which reading is "the algorithm as printed" follows from the paper's text (issue
 private normalisation of the features, so the reading that normalises that way (``norm``) is printed as well as the
 stated setting; the authors' readout (``metric``: the best test accuracy over epochs), their truncation and steps
 (``trunc``, ``steps``) and their whole configuration (``all``) are other readings, and so is the authors' non-private
-configuration.  A run's ε is that of everything it released: the training's ε under the paper's own accounting
-(ModelMix's for ModelMix), composed by RDP with the private normalisation where the reading runs one (``norm`` and
-``all``: the ``total`` accountant of ``002_ablation``).  Such a run sits above its column's ε (the
-``table1_normalisation`` erratum) and is shown beside the cell, never deciding it at the printed level.
+configuration.  Every run is decided at its training ε (the paper's own accounting: ModelMix's for ModelMix): the
+normalisation's extra ε is already the ``table1_normalisation`` erratum and is not counted again.
 """
 
 from __future__ import annotations
@@ -40,8 +38,7 @@ READINGS: dict[str, tuple[str, bool, str]] = {
 
 def run_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
     """One row per finished run of ``002_table1`` and ``002_ablation`` at ``profile``: run, experiment, data, method,
-    column ε (``column``), reading, seed, value (percent), ε of what ran (the training under the paper's accounting,
-    with the private normalisation composed in where the run released one: ``epsilon_total``), scale."""
+    column ε (``column``), reading, seed, value (percent), ε of the training under the paper's accounting, scale."""
     from dpcore.experiments.results import results_frame
     from dpcore.papers.p002_modelmix import training as t2  # noqa: F401  (registers the experiments)
 
@@ -60,19 +57,9 @@ def run_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
             rows.append({"run": f"{experiment}/{r['run']}", "hash": r["hash"], "data": parts[0], "method": parts[1],
                          "column": math.inf if eps_text == "eps_inf" else float(eps_text[3:]), "reading": words,
                          "printed": printed, "seed": int(r["seed"]), "value": round(100 * float(r[column]), 2),
-                         "epsilon": _released(r), "scale": scale})  # fmt: skip
+                         "epsilon": float(r["epsilon_paper"]), "scale": scale})  # fmt: skip
     return pd.DataFrame(rows, columns=["run", "hash", "data", "method", "column", "reading", "printed", "seed",
                                        "value", "epsilon", "scale"])  # fmt: skip
-
-
-def _released(row: Mapping[str, Any]) -> float:
-    """ε of everything a run released: ``epsilon_total`` where the experiment accounts it (``002_ablation``: the
-    training composed with a private normalisation; equal to the training's ε without one), else the training's
-    ε under the paper's accounting (``002_table1`` runs release no normalisation)."""
-    total = row.get("epsilon_total")
-    if total is not None and not (isinstance(total, float) and math.isnan(total)):
-        return float(total)
-    return float(row["epsilon_paper"])
 
 
 def evidence(frames: Iterable[pd.DataFrame]) -> dict[str, list[Run]]:
