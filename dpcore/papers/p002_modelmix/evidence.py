@@ -38,7 +38,8 @@ READINGS: dict[str, tuple[str, bool, str]] = {
 
 def run_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
     """One row per finished run of ``002_table1`` and ``002_ablation`` at ``profile``: run, experiment, data, method,
-    column ε (``column``), reading, seed, value (percent), ε of the training under the paper's accounting, scale."""
+    column ε (``column``), reading, seed, value (percent), ε of the training under the paper's accounting, ε of all
+    it released where a private normalisation adds to it (``released``, NaN otherwise), scale."""
     from dpcore.experiments.results import results_frame
     from dpcore.papers.p002_modelmix import training as t2  # noqa: F401  (registers the experiments)
 
@@ -57,9 +58,20 @@ def run_frame(profile: str, *, results_root: Any = None) -> pd.DataFrame:
             rows.append({"run": f"{experiment}/{r['run']}", "hash": r["hash"], "data": parts[0], "method": parts[1],
                          "column": math.inf if eps_text == "eps_inf" else float(eps_text[3:]), "reading": words,
                          "printed": printed, "seed": int(r["seed"]), "value": round(100 * float(r[column]), 2),
-                         "epsilon": float(r["epsilon_paper"]), "scale": scale})  # fmt: skip
+                         "epsilon": float(r["epsilon_paper"]), "released": _released(r),
+                         "scale": scale})  # fmt: skip
     return pd.DataFrame(rows, columns=["run", "hash", "data", "method", "column", "reading", "printed", "seed",
-                                       "value", "epsilon", "scale"])  # fmt: skip
+                                       "value", "epsilon", "released", "scale"])  # fmt: skip
+
+
+def _released(row: Mapping[str, Any]) -> float:
+    """ε of everything the run released where a private normalisation adds to the training's (``002_ablation``'s
+    ``total`` accountant), NaN where nothing does: shown on the row, it never moves the run off its column (the
+    normalisation's cost is the ``table1_normalisation`` erratum)."""
+    total, training = row.get("epsilon_total"), float(row["epsilon_paper"])
+    if total is None or not math.isfinite(float(total)) or float(total) <= training * (1 + 1e-6):
+        return math.nan
+    return float(total)
 
 
 def evidence(frames: Iterable[pd.DataFrame]) -> dict[str, list[Run]]:
@@ -73,7 +85,9 @@ def evidence(frames: Iterable[pd.DataFrame]) -> dict[str, list[Run]]:
     frame = pd.concat(frames, ignore_index=True)
     for _, r in frame.iterrows():
         source = f"results/<profile>/{r['run'].split('/')[0]}/{r['hash']}.json"
-        run = Run(r["run"], r["reading"], float(r["value"]), float(r["epsilon"]), bool(r["printed"]), "",
+        released = float(r.get("released", math.nan))
+        setting = "" if math.isnan(released) else f"all releases ε {released:.3g} (erratum table1_normalisation)"
+        run = Run(r["run"], r["reading"], float(r["value"]), float(r["epsilon"]), bool(r["printed"]), setting,
                   int(r["seed"]), r["scale"], source)  # fmt: skip
         col = "eps_inf" if math.isinf(r["column"]) else f"eps{r['column']:g}"
         methods = ("dpsgd", "mm") if r["method"] == "nonprivate" else (r["method"],)

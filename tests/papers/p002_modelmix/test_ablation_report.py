@@ -168,6 +168,21 @@ def test_table1_cells_are_decided_by_the_rules_from_the_committed_runs():
     assert "stand-in data" in verdict.note  # the JPEG mirror is in the verdict line
 
 
+def test_a_run_with_the_private_normalisation_shows_all_it_released_on_the_row():
+    """The paper's own accounting decides (the normalisation's cost is the table1_normalisation erratum), and the row
+    says what the run released in all."""
+    from dpcore.papers.p002_modelmix import evidence as ev
+
+    assert ev._released({"epsilon_total": 1.2223, "epsilon_paper": 1.0}) == 1.2223
+    assert math.isnan(ev._released({"epsilon_total": 1.0, "epsilon_paper": 1.0}))  # GroupNorm: nothing added
+    assert math.isnan(ev._released({"epsilon_paper": 0.4}))  # 002_table1 accounts no total
+    run = {"run": "002_ablation/cifar10/mm/eps1/norm/seed0", "hash": "h", "data": "cifar10", "method": "mm",
+           "column": 1.0, "reading": ev.READINGS["norm"][0], "printed": True, "seed": 0, "value": 66.0,
+           "epsilon": 1.0, "released": 1.2223, "scale": "full"}  # fmt: skip
+    (got,) = ev.evidence([pd.DataFrame([run])])["table1.cifar10.mm.eps1"]
+    assert got.epsilon == 1.0 and "all releases ε 1.22" in got.setting
+
+
 def test_authors_reading_frame_prices_the_authors_configuration_with_its_normalisation():
     """Issue 41: Table I's figure shows, beside each CIFAR-10 cell, the authors' whole configuration and its total ε."""
     from dpcore.papers.p002_modelmix import training_report as tr
