@@ -124,10 +124,8 @@ def steps_per_epoch(sampling: str, dataset_size: int, batch_size: int) -> int:
     """Rounds per epoch, as the trainer runs them: ⌊n/b⌋ for shuffling (the remainder is dropped), round(n/b)
     (at least 1) for Poisson and fixed-size sampling."""
     check_sampling(sampling)
-    n = check_positive_int("dataset_size", dataset_size)
-    b = check_positive_int("batch_size", batch_size)
-    if b > n:
-        raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
+    sample_rate_of(batch_size, dataset_size)  # b in [1, n]
+    n, b = int(dataset_size), int(batch_size)
     return n // b if sampling == "shuffle" else max(1, round(n / b))
 
 
@@ -204,9 +202,9 @@ def _rounds_per_epoch(
 
 def _check_epochs(epochs: object) -> None:
     """``epochs`` a finite real number >= 0 (an integer of any size counts as finite); ``ValueError`` otherwise."""
-    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Real):
-        raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
-    if not isinstance(epochs, numbers.Integral) and not math.isfinite(epochs) or epochs < 0:
+    real = not isinstance(epochs, bool) and isinstance(epochs, numbers.Real)
+    finite = real and (isinstance(epochs, numbers.Integral) or math.isfinite(epochs))  # type: ignore[arg-type]
+    if not finite or epochs < 0:  # type: ignore[operator]
         raise ValueError(f"epochs must be a finite number in [0, inf), got {epochs!r}")
 
 
@@ -270,10 +268,8 @@ def steps_for_sample_count(epochs: float, dataset_size: int, batch_size: int) ->
     (16, 20)
     """
     _check_epochs(epochs)
-    n = check_positive_int("dataset_size", dataset_size)
-    b = check_positive_int("batch_size", batch_size)
-    if b > n:
-        raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
+    sample_rate_of(batch_size, dataset_size)  # b in [1, n]
+    n, b = int(dataset_size), int(batch_size)
     if epochs == 0:
         return 0
     try:

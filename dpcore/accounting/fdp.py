@@ -33,6 +33,7 @@ from scipy import optimize, special
 
 from dpcore.accounting import gaussian
 from dpcore.validation import (
+    check_bool,
     check_choice,
     check_nonnegative,
     check_open_unit,
@@ -97,12 +98,6 @@ def _grid(grid: object, default: np.ndarray) -> np.ndarray:
 def _callable(name: str, f: object) -> None:
     if not callable(f):
         raise ValueError(f"{name} must be a callable alpha -> f(alpha) (a trade-off function), got {f!r}")
-
-
-def _flag(name: str, value: object) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def _out(x: np.ndarray) -> float | np.ndarray:
@@ -230,7 +225,7 @@ def tradeoff_to_delta(
     1e-300) and refined by a bounded search around the best grid point (tested against the closed form of G_μ).
     """
     _callable("f", f)
-    symmetric = _flag("symmetric", symmetric)
+    symmetric = check_bool("symmetric", symmetric)
     grid = _grid(grid, ALPHA_GRID)
     eps = gaussian.as_real_array("epsilon", epsilon, low=0.0).reshape(np.shape(epsilon))
     check_curve(f, grid)
@@ -257,7 +252,7 @@ def tradeoff_to_epsilon(
             f"delta must be in [{floor:g}, 1) for this curve, got {delta:g}: smaller δ is below what 1 − f(α) "
             "resolves in float64 (pass a curve with power_func, 1 − f without cancellation, for δ down to 1e-200)"
         )
-    symmetric = _flag("symmetric", symmetric)
+    symmetric = check_bool("symmetric", symmetric)
     grid = _grid(grid, ALPHA_GRID)
     check_curve(f, grid)
 
@@ -579,7 +574,7 @@ class Curve:
         _callable("func", self.func)
         if not isinstance(self.label, str):
             raise ValueError(f"label must be a string, got {self.label!r}")
-        _flag("symmetric", self.symmetric)
+        check_bool("symmetric", self.symmetric)
         if self.power_func is not None:
             _callable("power_func", self.power_func)
 

@@ -71,6 +71,11 @@ def trim_pmf(pmf: np.ndarray, offset: int = 0, *, floor: float = _TINY) -> tuple
     pmf = _check_pmf(pmf)
     offset = _check_offset(offset)
     floor = check_range("floor", check_positive("floor", floor), 0.0, 1.0)
+    return _trim(pmf, offset, floor)
+
+
+def _trim(pmf: np.ndarray, offset: int, floor: float) -> tuple[np.ndarray, int, float]:
+    """:func:`trim_pmf` on checked inputs (:func:`convolve_power`'s products: its entry checks them once)."""
     keep = np.nonzero(pmf > floor)[0]
     if keep.size == 0:
         raise ValueError("pmf has no entry above the floor")
@@ -97,13 +102,13 @@ def convolve_power(pmf: np.ndarray, n: int, *, floor: float = _TINY) -> tuple[np
             else:
                 result = _checked_convolve(result, base, n)
                 res_off += base_off
-                result, res_off, d = trim_pmf(result, res_off, floor=floor)
+                result, res_off, d = _trim(result, res_off, floor)
                 dropped += d
         n >>= 1
         if n:
             base = _checked_convolve(base, base, n)
             base_off *= 2
-            base, base_off, d = trim_pmf(base, base_off, floor=floor)
+            base, base_off, d = _trim(base, base_off, floor)
             dropped += d
     assert result is not None
     if result.size > MAX_COMPONENTS:

@@ -284,9 +284,7 @@ def step_rdp(
     q = check_rate("sample_rate", sample_rate)
     z = check_positive("noise_multiplier", noise_multiplier)
     u = check_nonnegative("width", width)
-    p = check_positive_int("linf_blocks", linf_blocks)
-    if p > MAX_LINF_BLOCKS:
-        raise ValueError(f"linf_blocks must be an integer in [1, {MAX_LINF_BLOCKS}], got {p}")
+    p = check_positive_int("linf_blocks", linf_blocks, maximum=MAX_LINF_BLOCKS)
     check_choice("direction", direction, ("forward", "reverse"))
     a = _check_orders(orders, integer=p > 1)
     scale = math.sqrt(p)
@@ -351,9 +349,8 @@ class ModelMixSetting:
         set_(self, "noise_multiplier", check_positive("noise_multiplier", self.noise_multiplier))
         set_(self, "clip", check_positive("clip", self.clip))
         set_(self, "tau", check_nonnegative("tau", self.tau))
-        p = 1 if self.linf_blocks is None else check_positive_int("linf_blocks", self.linf_blocks)
-        if p > MAX_LINF_BLOCKS:
-            raise ValueError(f"linf_blocks must be an integer in [1, {MAX_LINF_BLOCKS}], got {p}")
+        linf = self.linf_blocks
+        p = 1 if linf is None else check_positive_int("linf_blocks", linf, maximum=MAX_LINF_BLOCKS)
         set_(self, "linf_blocks", p)
         if batch_size / n == 0.0:
             raise ValueError(f"batch_size/n underflows to 0: batch_size={batch_size}, n={n}")
@@ -392,8 +389,7 @@ def per_step_rdp(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(orders, RDP of one step) of ``setting``: Theorem 4.1 / corrected Corollary 4.1, and with ``bound="min"``
     the plain sampled-Gaussian bound at each order too (ModelMix is post-processing)."""
-    if not isinstance(setting, ModelMixSetting):
-        raise ValueError(f"setting must be a ModelMixSetting, got {type(setting).__name__}")
+    setting = _check_setting(setting)
     check_choice("bound", bound, BOUNDS)
     p = setting.linf_blocks
     a = default_orders(p) if orders is None else _check_orders(orders, integer=p > 1)
@@ -475,12 +471,8 @@ def regular_dpsgd_rdp(
     """(orders, RDP) of regular DP-SGD (no mixing) with the same noise, in ModelMix's paper units (n, expected batch
     size) and on its order grid (:data:`DEFAULT_ORDERS`): the paper's baseline, :mod:`dpcore.accounting.rdp`
     composed.  Not :func:`dpcore.accounting.dpsgd.dpsgd_epsilon` (sample rate, several accountants)."""
-    n = check_positive_int("n", n)
-    batch_size = check_positive("batch_size", batch_size)
-    if batch_size > n:
-        raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size}")
-    if batch_size / n == 0.0:
-        raise ValueError(f"batch_size/n underflows to 0: batch_size={batch_size}, n={n}")
+    run = ModelMixSetting(n=n, batch_size=batch_size, noise_multiplier=noise_multiplier)  # its checks of n, b, z
+    n, batch_size = run.n, run.batch_size
     steps = check_positive_int("steps", steps)
     a = np.asarray(DEFAULT_ORDERS, dtype=float) if orders is None else _check_orders(orders, integer=False)
     return a, steps * _gaussian_rdp(a, batch_size / n, noise_multiplier)

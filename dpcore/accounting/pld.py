@@ -81,7 +81,7 @@ import numpy as np
 from scipy import fft, special
 
 from dpcore.accounting.calibrate import smallest_sigma
-from dpcore.validation import check_finite, check_positive, check_positive_int, check_rate
+from dpcore.validation import check_finite, check_nonnegative, check_positive, check_positive_int, check_rate
 
 __all__ = [
     "GRID",
@@ -658,9 +658,7 @@ def pld_delta(
     ``steps = 0`` gives 0.
     """
     sigma, q, steps = _check_common(noise_multiplier, sample_rate, steps, sampling)
-    epsilon = check_finite("epsilon", epsilon)
-    if epsilon < 0:
-        raise ValueError(f"epsilon must be in [0, inf), got {epsilon}")
+    epsilon = check_nonnegative("epsilon", epsilon)
     if steps == 0:
         return 0.0
     return min(1.0, _delta_bound(_composed(sigma, q, steps, GRID, MAX_BINS), epsilon, steps))

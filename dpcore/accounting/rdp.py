@@ -34,9 +34,10 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from dpcore.accounting.events import check_sampling, effective_noise_multiplier
+from dpcore.accounting.events import check_sampling, effective_noise_multiplier, sample_rate_of
 from dpcore.accounting.gaussian import as_real_array
 from dpcore.validation import (
+    check_bool,
     check_choice,
     check_open_unit,
     check_positive,
@@ -79,8 +80,7 @@ def check_orders(
     orders: Sequence[float] | np.ndarray, *, integer: bool = False, maximum: float | None = None
 ) -> np.ndarray:
     """``orders`` as a 1-D float array of finite numbers > 1 (integers when ``integer``), at most ``maximum``."""
-    if not isinstance(integer, (bool, np.bool_)):
-        raise ValueError(f"integer must be True or False, got {integer!r}")
+    check_bool("integer", integer)
     if isinstance(orders, (str, bytes)) or orders is None:
         raise ValueError(f"orders must be a sequence of real numbers > 1, got {orders!r}")
     a = as_real_array("orders", orders, low=1.0)
@@ -285,13 +285,8 @@ def subsampled_gaussian_rdp(
         if sample_rate is None:
             raise ValueError("sample_rate must be given (a number in (0, 1]) for sampling='poisson'")
         return _poisson_rdp(a, check_rate("sample_rate", sample_rate), z)
-    n = check_positive_int("dataset_size", dataset_size)
-    b = check_positive_int("batch_size", batch_size)
-    if b > n:
-        raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
-    if sample_rate is not None and not math.isclose(check_rate("sample_rate", sample_rate), b / n, rel_tol=1e-12):
-        raise ValueError(f"sample_rate={sample_rate} disagrees with batch_size/dataset_size = {b}/{n}")
-    return _fixed_rdp(a, z, n, b)
+    sample_rate_of(batch_size, dataset_size, sample_rate)  # b in [1, n], a given q = b/n: events' one rule
+    return _fixed_rdp(a, z, int(dataset_size), int(batch_size))  # type: ignore[arg-type]
 
 
 def rdp_curve(

@@ -212,8 +212,7 @@ class RunRecord:
                 raise ValueError(f"batch_size[{i}] = {out[i]} is larger than dataset_size = {n}")
             return out
         b = _int("batch_size", value, minimum=1)
-        if b > n:
-            raise ValueError(f"batch_size must be in [1, dataset_size={n}], got {b}")
+        sample_rate_of(b, n)  # b in [1, n]: events' one rule
         return b
 
     @staticmethod

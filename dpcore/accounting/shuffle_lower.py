@@ -46,7 +46,7 @@ import numpy as np
 from scipy import signal, stats
 
 from dpcore.accounting.calibrate import epsilon_at_delta
-from dpcore.validation import check_open_unit, check_positive, check_positive_int
+from dpcore.validation import check_nonnegative, check_open_unit, check_positive, check_positive_int
 
 __all__ = [
     "REPLACE_ONE_PAIR",
@@ -186,16 +186,22 @@ def shuffle_lower_delta(
     """A lower bound on δ(ε) of E = ``epochs`` epochs of b = ``rounds_per_epoch`` shuffled rounds with noise σ per
     unit sensitivity (module docstring; Chua et al. 2024).  ``grid``: the loss grid (each epoch's loss is rounded down
     by < ``grid``); ``slices``: cuts of max_t x_t."""
-    sigma = check_positive("sigma", sigma)
-    rounds = check_positive_int("rounds_per_epoch", rounds_per_epoch)
-    epochs = _check_epochs(epochs)
-    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not 0 <= epsilon < math.inf:
-        raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    pair = _check_pair(pair)
-    grid = check_positive("grid", grid)
-    slices = check_positive_int("slices", slices, minimum=10)
+    setting = _check_setting(sigma, rounds_per_epoch, epochs, pair, grid, slices)
+    return _lower_delta(setting, check_nonnegative("epsilon", epsilon))
+
+
+def _check_setting(sigma: object, rounds: object, epochs: object, pair: object, grid: object, slices: object) -> tuple:
+    """(σ, b, E, pair, grid, slices) checked: the entry points' one check (:func:`_lower_delta` trusts it)."""
+    sigma, rounds = check_positive("sigma", sigma), check_positive_int("rounds_per_epoch", rounds)
+    epochs, pair = _check_epochs(epochs), _check_pair(pair)
+    return sigma, rounds, epochs, pair, check_positive("grid", grid), check_positive_int("slices", slices, minimum=10)
+
+
+def _lower_delta(setting: tuple, epsilon: float) -> float:
+    """:func:`shuffle_lower_delta` of a checked ``setting`` (:func:`_check_setting`) at ``epsilon`` >= 0."""
+    grid = setting[4]
     best = 0.0
-    for offset, pmf in _composed(sigma, rounds, epochs, pair, grid, slices):
+    for offset, pmf in _composed(*setting):
         losses = (offset + np.arange(pmf.size)) * grid
         gain = -np.expm1(np.minimum(epsilon - losses, 0.0))  # (1 − e^{ε − L})₊
         best = max(best, float(np.sum(pmf * gain)))
@@ -215,14 +221,12 @@ def shuffle_lower_epsilon(
 ) -> float:
     """The ε(δ) lower bound: the largest ε whose :func:`shuffle_lower_delta` still exceeds ``delta`` (bisection to
     ``tol``); 0 when δ(0) ≤ ``delta``.  The mechanism's true ε(δ) is at least this (Chua et al. 2024)."""
+    setting = _check_setting(sigma, rounds_per_epoch, epochs, pair, grid, slices)
     delta = check_open_unit("delta", delta)
     tol = check_positive("tol", tol)
-    _check_epochs(epochs)
-    _check_pair(pair)
 
     def d(e: float) -> float:
-        return shuffle_lower_delta(sigma, rounds_per_epoch=rounds_per_epoch, epochs=epochs, epsilon=e, pair=pair,
-                                   grid=grid, slices=slices)  # fmt: skip
+        return _lower_delta(setting, e)
 
     if d(0.0) <= delta:
         return 0.0
