@@ -283,6 +283,15 @@ def _check_text(name: str, text: Any) -> None:
         raise ValueError(f"{name} must be a non-empty string, got {text!r}")
 
 
+def _check_identity(paper: Any, key: Any) -> None:
+    """A finding's or a claim's ``paper`` (one of :data:`PAPERS`) and ``key`` (letters, digits and . _ - + =)."""
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {PAPERS}, got {paper!r}")
+    _check_text("key", key)
+    if not _KEY.match(key):
+        raise ValueError(f"key must be letters, digits and . _ - + = only (no spaces or commas), got {key!r}")
+
+
 def values_match(reference: Value, ours: Any, *, rtol: float = 0.0, atol: float = 0.0) -> bool:
     """Whether ``ours`` equals ``reference`` within ``atol + rtol * |reference|``.
 
@@ -499,11 +508,7 @@ class Finding:
     weight: Weight | None = None
 
     def __post_init__(self) -> None:
-        if self.paper not in PAPERS:
-            raise ValueError(f"paper must be one of {PAPERS}, got {self.paper!r}")
-        _check_text("key", self.key)
-        if not _KEY.match(self.key):
-            raise ValueError(f"key must be letters, digits and . _ - + = only, got {self.key!r}")
+        _check_identity(self.paper, self.key)
         _check_readings(self.readings, self.closest, self.untested)
         if self.confidence is not None and not (isinstance(self.confidence, float) and 0 < self.confidence < 1):
             raise ValueError(f"confidence must be None (an estimate) or a float in (0, 1), got {self.confidence!r}")
@@ -583,11 +588,7 @@ class ClaimSpec:
     rule: TrainedRule | None = None
 
     def __post_init__(self) -> None:
-        if self.paper not in PAPERS:
-            raise ValueError(f"paper must be one of {PAPERS}, got {self.paper!r}")
-        _check_text("key", self.key)
-        if not _KEY.match(self.key):
-            raise ValueError(f"key must be letters, digits and . _ - + = only (no spaces or commas), got {self.key!r}")
+        _check_identity(self.paper, self.key)
         if self.rule is not None:
             if not isinstance(self.rule, TrainedRule):
                 raise ValueError(f"rule must be a TrainedRule or None, got {type(self.rule).__name__}")

@@ -67,17 +67,6 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
-class LogisticRegression(nn.Module):
-    """σ(wᵀx + b) with the logit as output (use the ``"bce"`` loss); paper 000 eq. (9)."""
-
-    def __init__(self, in_features: int) -> None:
-        super().__init__()
-        self.linear = nn.Linear(check_positive_int("in_features", in_features), 1)
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.linear(x.flatten(1))
-
-
 class LinearRegression(nn.Module):
     """wᵀx + b (use the ``"mse"`` loss)."""
 
@@ -87,6 +76,11 @@ class LinearRegression(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return self.linear(x.flatten(1))
+
+
+class LogisticRegression(LinearRegression):
+    """σ(wᵀx + b) with the logit as output (use the ``"bce"`` loss); paper 000 eq. (9): the same affine map as
+    :class:`LinearRegression` (the loss makes it logistic)."""
 
 
 class SoftmaxRegression(nn.Module):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ from typing import Any
 import torch
 
 from dpcore.experiments.config import PROFILES, RunConfig, config_hash
-from dpcore.paths import build_dir, repo_root
+from dpcore.paths import atomic_path, build_dir, repo_root
 from dpcore.validation import check_choice
 
 __all__ = [
@@ -55,13 +54,6 @@ def default_checkpoints_root() -> Path:
     return build_dir() / "checkpoints"
 
 
-def _temp_beside(path: Path) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    return tmp
-
-
 def encode_nonfinite(obj: Any) -> Any:
     """Strict JSON has no NaN or ∞: NaN becomes ``None`` and ±∞ the strings ``"inf"`` / ``"-inf"`` (recursively)."""
     if isinstance(obj, float) and not math.isfinite(obj):
@@ -83,18 +75,12 @@ def decode_float(value: Any) -> float:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temporary file + fsync + rename)."""
+    """Write ``data`` to ``path`` atomically (:class:`dpcore.paths.atomic_path`: temporary file + fsync + rename)."""
     path = Path(path)
-    tmp = _temp_beside(path)
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp, open(tmp, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
     return path
 
 
@@ -105,15 +91,10 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
 
 
 def atomic_torch_save(path: str | os.PathLike, obj: Any) -> Path:
-    """``torch.save`` atomically."""
+    """``torch.save`` atomically (:class:`dpcore.paths.atomic_path`)."""
     path = Path(path)
-    tmp = _temp_beside(path)
-    try:
+    with atomic_path(path) as tmp:
         torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from torch import Tensor, nn
 
 from dpcore.accounting.events import epochs_to_steps, groups_per_round
 from dpcore.accounting.run_record import RunRecord
+from dpcore.paths import atomic_path
 from dpcore.training.config import TrainConfig, stable_noise_placement
 from dpcore.training.integrity import (
     as_tensor,
@@ -340,15 +340,8 @@ def build_record(
 
 
 def _atomic_save(obj: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:  # dpcore.paths' one atomic write: temporary file beside ``path``, then rename
         torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 class Trainer:

@@ -459,33 +459,14 @@ def audit_calibration(
     if delta >= 1:
         raise ValueError(f"delta = 1/n² must be below 1: n must be at least 2, got n={n}")
     kwargs = dict(lipschitz=1.0, rounds=rounds, n=n, epsilon=epsilon, delta=delta, batch_size=batch_size)
-    eps = {}
+    # the algorithm's App. I noise and its tight accountant (K is the batch for MB-SGD, the local steps for Local SGD)
     if algorithm == "mb-sgd":
-        sigma = noise_std(**kwargs)
-        for rel in NEIGHBOURS:
-            eps[rel] = mbsgd_epsilon(
-                noise_std=sigma,
-                lipschitz=1.0,
-                batch_size=batch_size,
-                n=n,
-                rounds=rounds,
-                delta=delta,
-                neighbours=rel,
-                value_discretization_interval=value_discretization_interval,
-            )
+        sigma, accountant, k = noise_std(**kwargs), mbsgd_epsilon, {"batch_size": batch_size}
     else:
-        sigma = local_sgd_noise_std(**kwargs)
-        for rel in NEIGHBOURS:
-            eps[rel] = local_sgd_epsilon(
-                noise_std=sigma,
-                lipschitz=1.0,
-                n=n,
-                rounds=rounds,
-                local_steps=batch_size,
-                delta=delta,
-                neighbours=rel,
-                value_discretization_interval=value_discretization_interval,
-            )
+        sigma, accountant, k = local_sgd_noise_std(**kwargs), local_sgd_epsilon, {"local_steps": batch_size}
+    run = dict(noise_std=sigma, lipschitz=1.0, n=n, rounds=rounds, delta=delta,
+               value_discretization_interval=value_discretization_interval, **k)  # fmt: skip
+    eps = {rel: accountant(**run, neighbours=rel) for rel in NEIGHBOURS}
     return CalibrationAudit(
         setting,
         algorithm,

@@ -94,28 +94,14 @@ def sweeps_figure(
     Fig. 2's ρ and one per entry of ``marks`` (label → radius, e.g. where Theorem 2 starts to beat B1)."""
     fig, axes = new_axes(2, width=11.5, height=4.4)
     left, right = axes[0]
-    epsilon_curves(
-        rounds["rounds T"],
-        {c: rounds[c] for c in rounds.columns[1:]},
-        xlabel=f"rounds T (m = {m}, n = {m} T)",
-        ylabel="δ at ε = 1",
-        logx=True,
-        logy=True,
-        title="δ against the number of hidden rounds",
-        legend="none",
-        ax=left,
+    panels = (
+        (left, rounds, f"rounds T (m = {m}, n = {m} T)", "δ against the number of hidden rounds"),
+        (right, radii, f"projection radius ρ (n = {n}, m = {m})", "δ against ρ"),
     )
-    epsilon_curves(
-        radii["rho"],
-        {c: radii[c] for c in radii.columns[1:]},
-        xlabel=f"projection radius ρ (n = {n}, m = {m})",
-        ylabel="δ at ε = 1",
-        logx=True,
-        logy=True,
-        title="δ against ρ",
-        legend="none",
-        ax=right,
-    )
+    for ax, frame, xlabel, title in panels:  # first column: the x axis; the others: one line each
+        x = frame.columns[0]
+        epsilon_curves(frame[x], {c: frame[c] for c in frame.columns[1:]}, xlabel=xlabel, ylabel="δ at ε = 1",
+                       logx=True, logy=True, title=title, legend="none", ax=ax)  # fmt: skip
     right.axvline(rho, color="0.5", lw=0.9, zorder=1)
     right.annotate(
         f"Fig. 2: ρ = {rho:g}",
