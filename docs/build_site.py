@@ -286,6 +286,75 @@ def soft_breaks(escaped: str) -> str:
     return _TOKEN.sub(one, escaped)
 
 
+#: a table of the built site that :func:`whole_tokens_in_tables` leaves alone (its cells went through soft_breaks when
+#: they were written), a table, a cell, a tag
+_OWN_TABLE = "dpcore-table"
+_TABLE = re.compile(r"<table\b[^>]*>.*?</table>", re.S)
+_CELL = re.compile(r"(<t[dh]\b[^>]*>)(.*?)(</t[dh]>)", re.S)
+_TAG = re.compile(r"(<[^>]*>)")
+_TAG_NAME = re.compile(r"</?\s*([A-Za-z][A-Za-z0-9-]*)")
+#: elements whose text is never touched: code, preformatted text, formulas, and what is already kept whole
+_KEPT = ("code", "pre", "script", "style", "math", "svg", "kbd", "samp")
+_VOID = ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr")
+
+
+def _whole_tokens_in_cell(cell: str) -> str:
+    """One table cell's inner HTML with :func:`soft_breaks` applied to its text, outside the :data:`_KEPT` elements
+    and the spans already kept on one line."""
+    out, stack = [], []  # stack: (tag name, whether its text is kept as it is)
+    for part in _TAG.split(cell):
+        if not part.startswith("<"):
+            out.append(part if any(kept for _, kept in stack) else soft_breaks(part))
+            continue
+        out.append(part)
+        name = _TAG_NAME.match(part)
+        if name is None or part.startswith("<!") or part.endswith("/>"):
+            continue  # a comment, a doctype, a self-closed element
+        tag = name.group(1).lower()
+        if tag in _VOID:
+            continue
+        if part.startswith("</"):
+            for i in range(len(stack) - 1, -1, -1):  # close the innermost open element of that name
+                if stack[i][0] == tag:
+                    del stack[i:]
+                    break
+        else:
+            stack.append((tag, tag in _KEPT or "dpcore-nowrap" in part))
+    return "".join(out)
+
+
+def whole_tokens_in_tables(page: str) -> str:
+    """A built HTML page whose table cells break only between words (issue 54, "no table cell breaks a token at
+    1280 px"): the tables Sphinx renders from Markdown (``docs/running.md``: ``(LeNet-5/MNIST,``) and the notebooks'
+    output tables (pandas: ``2.482661e-05``, ``CIFAR-10``, ``φD/√(Nn)``) get :func:`soft_breaks` on their cells'
+    text -- a number or formula with a hyphen, dash or slash kept on one line, a long key given ``<wbr>`` -- as the
+    claim tables (``dpcore-table``, already done when written) have; a table too wide then scrolls inside its box."""
+
+    def table(match: re.Match) -> str:
+        markup = match.group(0)
+        opening = markup[: markup.index(">") + 1]
+        if _OWN_TABLE in opening:
+            return markup
+        return _CELL.sub(lambda m: m.group(1) + _whole_tokens_in_cell(m.group(2)) + m.group(3), markup)
+
+    return _TABLE.sub(table, page)
+
+
+def keep_table_tokens_whole(out: Path) -> int:
+    """Apply :func:`whole_tokens_in_tables` to every HTML page under ``out`` (after Sphinx); returns how many pages
+    changed."""
+    changed = 0
+    for path in sorted(Path(out).rglob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        if "<table" not in text:
+            continue
+        new = whole_tokens_in_tables(text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed += 1
+    return changed
+
+
 def slug(text: str) -> str:
     """Lowercase letters, digits and hyphens: a label / element id Sphinx keeps as it is."""
     out = re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
@@ -1329,6 +1398,10 @@ def build(out: Path, src: Path, profile: str = "quick", *, jobs: str = "1", figu
     doctrees = src.parent / (src.name + "-doctrees")
     rc = build_main(["-W", "--keep-going", "-q", "-j", jobs, "-b", "html", "-d", str(doctrees), str(src), str(out)])
     timings["sphinx"] = time.perf_counter() - t0
+    if rc == 0:
+        t0 = time.perf_counter()
+        keep_table_tokens_whole(out)  # Markdown and notebook-output tables: numbers and formulas kept whole
+        timings["tables"] = time.perf_counter() - t0
     print(
         "docs: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()) + f"; site: {out}/index.html",
         flush=True,

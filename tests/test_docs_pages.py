@@ -52,6 +52,30 @@ def test_long_keys_and_paths_may_break_between_their_parts_numbers_and_words_nev
     )
 
 
+def test_markdown_and_notebook_output_tables_keep_numbers_and_formulas_whole(site_mod, tmp_path):
+    """After Sphinx, the cells of the tables the site did not write (Markdown pages, notebooks' pandas outputs) get
+    soft_breaks on their text -- not inside code, not twice -- and the claim tables (dpcore-table) are left alone."""
+    nowrap = '<span class="dpcore-nowrap">{}</span>'.format
+    page = (
+        '<p>2.482661e-05 outside a table</p><table class="dataframe"><thead><tr><th>CIFAR-10</th></tr></thead>'
+        "<tbody><tr><td>2.482661e-05</td><td><code>a-b/c</code> replace-one φD/√(Nn)</td>"
+        f"<td>{nowrap('1-2')}<br/>003.table3.mnist_sh_bc</td></tr></tbody></table>"
+        '<table class="table dpcore-table"><tr><td>5.0375e-05</td></tr></table>'
+    )
+    out = site_mod.whole_tokens_in_tables(page)
+    assert out.startswith("<p>2.482661e-05 outside a table</p>")
+    assert f"<th>{nowrap('CIFAR-10')}</th>" in out and f"<td>{nowrap('2.482661e-05')}</td>" in out
+    assert f"<td><code>a-b/c</code> replace-one {nowrap('φD/√(Nn)')}</td>" in out
+    assert f"<td>{nowrap('1-2')}<br/>003.<wbr>table3.<wbr>mnist_<wbr>sh_<wbr>bc</td>" in out
+    assert out.endswith('<table class="table dpcore-table"><tr><td>5.0375e-05</td></tr></table>')
+    assert site_mod.whole_tokens_in_tables(out) == out  # once is enough
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.html").write_text(page, encoding="utf-8")
+    (tmp_path / "b.html").write_text("<p>no table: 1e-05</p>", encoding="utf-8")
+    assert site_mod.keep_table_tokens_whole(tmp_path) == 1
+    assert (tmp_path / "sub" / "a.html").read_text(encoding="utf-8") == out
+
+
 def test_tables_fold_under_a_summary(site_mod):
     block = site_mod.html_table(["a", "b"], [["1", "2"]], fold="3 rows")
     assert block.startswith('```{raw} html\n<details class="dpcore-fold"><summary>3 rows</summary>')
