@@ -188,7 +188,9 @@ def draw(view: View, fig: Figure) -> None:
 
 
 def _inverse_option(method: str) -> str:
-    return "headline's (PLD; RDP if fixed)" if method == "headline" else method
+    if method != "headline":
+        return method
+    return f"headline's ({HEADLINE['poisson'].upper()}; {HEADLINE['fixed'].upper()} if fixed)"  # the registry's
 
 
 def build(**overrides: Any) -> Explorer:
