@@ -29,7 +29,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -46,6 +46,8 @@ CONNECTION = "dpcore-loopback"
 #: The environment variable that tags every process of one :class:`LocalFederation`.
 TAG_VAR = "DPCORE_FLOWER_FEDERATION"
 _ROLE_VAR = "DPCORE_FLOWER_ROLE"
+# what flower-supernode logs once the SuperLink has registered and activated it (Flower 1.42)
+_NODE_ID_LINE = "SuperNode ID: "
 # no update check, no telemetry (nothing leaves the machine); SuperExec looks for new tasks every 0.2 s (default 1 s)
 _FLOWER_ENV = {
     "FLWR_DISABLE_UPDATE_CHECK": "1", "FLWR_TELEMETRY_ENABLED": "0", "FLWR_SUPEREXEC_TASK_POLL_INTERVAL": "0.2",
@@ -227,6 +229,27 @@ class LocalFederation:
         proc = self._spawn(f"supernode-{index}", args, self.workdir / f"supernode-{index}")
         self.supernodes.append({"node_config": dict(node_config), "process": proc})
         return index
+
+    def wait_for_supernodes(self, indices: Iterable[int] | None = None, *, timeout_s: float = 300.0) -> None:
+        """Wait until SuperNodes ``indices`` (default: all added) are connected: each has logged the node id the
+        SuperLink gave it when it registered and activated it (``SuperNode ID: <id>``), polled every 0.2 s.
+        Raises :class:`FederationError` with the SuperNode's log when one exited or ``timeout_s`` ran out."""
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+        waiting = set(range(len(self.supernodes)) if indices is None else indices)
+        if not waiting <= set(range(len(self.supernodes))):
+            raise ValueError(f"indices must be SuperNodes of this federation (0..{len(self.supernodes) - 1}), "
+                             f"got {sorted(waiting)}")  # fmt: skip
+        deadline = time.monotonic() + timeout_s
+        while waiting:
+            for i in sorted(waiting):
+                if _NODE_ID_LINE in self.log_tail(f"supernode-{i}", chars=1 << 20):
+                    waiting.discard(i)
+                elif self.supernodes[i]["process"].poll() is not None or time.monotonic() > deadline:
+                    raise FederationError(f"SuperNode {i} did not connect within {timeout_s:g} s (or exited); its "
+                                          f"log: {self.log_tail(f'supernode-{i}')}")  # fmt: skip
+            if waiting:
+                time.sleep(0.2)
 
     def kill_supernode(self, index: int) -> list[int]:
         """SIGKILL SuperNode ``index`` and every process it started (its machine gone); returns their pids."""

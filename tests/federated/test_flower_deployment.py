@@ -1,5 +1,7 @@
 """dpcore.federated on Flower's deployment runtime: a SuperLink and SuperNodes as separate processes on 127.0.0.1
-(free ports, started and stopped here, nothing left running), the app project run with ``flwr run``.
+(free ports, started and stopped here, nothing left running), the app project run with ``flwr run``.  The tests
+share one SuperLink and SuperNodes 0..2 (each ``flwr run`` a new run; started again after a test killed a
+SuperNode); the module's teardown checks that every process started here has ended.
 
 * every silo answering: the in-process model and records, only noised messages reach the server;
 * faults: a SuperNode killed mid-round after its silo trained (the round goes on with the silos that answered;
@@ -19,7 +21,7 @@ import torch
 from dpcore.accounting.records import epsilon_for_record
 from dpcore.federated import flower as fl
 
-from .flower_checks import ROUNDS, RUN_CONFIG, check_equals_in_process
+from .flower_checks import RUN_CONFIG, check_equals_in_process
 
 pytest.importorskip("flwr")
 from dpcore.federated import flower_loopback  # noqa: E402
@@ -91,24 +93,95 @@ def train(msg, context):
 }
 
 
+#: The equality run on the deployment runtime: N = 3, M = 2, R = 2 (the smallest run in which the server samples
+#: and averages several rounds; 4 messages of 7 coordinates reach the server -- the noise law is checked over more
+#: coordinates on the local grid and the simulation runtime, tests/federated/test_flower.py).
+DEPLOY_CONFIG = {**RUN_CONFIG, "rounds": 2}
+#: Each SuperNode of the shared deployment: silo ``partition-id`` of 3.
+NODES = [{"partition-id": i, "num-partitions": 3} for i in range(3)]
+
+
+class SharedDeployment:
+    """A SuperLink and SuperNodes 0..2 (:data:`NODES`) as processes on 127.0.0.1, shared by this module's tests:
+    each ``flwr run`` is a new run (fresh node state, a new ServerApp and new ClientApp processes), so a test's run
+    sees none of another's.  :meth:`get` starts it, or starts a new one when a test killed one of its SuperNodes;
+    :meth:`close` stops every federation started here."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.federations: list[flower_loopback.LocalFederation] = []
+
+    def get(self) -> flower_loopback.LocalFederation:
+        fed = self.federations[-1] if self.federations else None
+        if fed is not None and any(node["process"].poll() is not None for node in fed.supernodes[: len(NODES)]):
+            fed.stop()
+            fed = None
+        if fed is None:
+            fed = flower_loopback.LocalFederation(self.workdir / f"federation-{len(self.federations)}")
+            self.federations.append(fed)
+            fed.start()
+            for node in NODES:
+                fed.add_supernode(node)
+        return fed
+
+    def close(self) -> None:
+        for fed in self.federations:
+            fed.stop()
+
+    def left_running(self) -> list[int]:
+        """Every process of every federation started here still alive (tagged: SuperLink, SuperNodes, SuperExecs,
+        ServerApp, ClientApps, ``flwr run``)."""
+        return sorted(pid for fed in self.federations for pid in fed.processes())
+
+
 @pytest.fixture(scope="module")
-def setup():
-    return fl.load_federation(RUN_CONFIG)
+def deployment(tmp_path_factory):
+    """The module's :class:`SharedDeployment`; at the end every process it started has ended."""
+    shared = SharedDeployment(tmp_path_factory.mktemp("flower-deployment"))
+    try:
+        yield shared
+    finally:
+        shared.close()
+    assert shared.left_running() == []
 
 
-def test_silos_as_separate_processes_over_loopback(setup, tmp_path):
+def test_silos_as_separate_processes_over_loopback(deployment):
     """A SuperLink and 3 SuperNodes (partition-id 0..2) as processes; ``flwr run`` of the app project: the same
-    model and records as the in-process algorithm, only noised messages; nothing left running."""
-    silos, plan = setup
+    model and records as the in-process algorithm, only noised messages."""
+    silos, plan = fl.load_federation(DEPLOY_CONFIG)
     start = time.perf_counter()
-    with flower_loopback.LocalFederation(tmp_path) as fed:
-        for i in range(3):
-            fed.add_supernode({"partition-id": i, "num-partitions": 3})
-        result = fed.run(RUN_CONFIG, timeout_s=600)
-    print(f"\nFlower deployment runtime, SuperLink + 3 SuperNodes: {time.perf_counter() - start:.1f}s (start, "
-          f"flwr run of {ROUNDS} rounds, stop)")  # fmt: skip
-    assert fed.processes() == []
-    check_equals_in_process(result, silos, plan)
+    result = deployment.get().run(DEPLOY_CONFIG, timeout_s=600)
+    print(f"\nFlower deployment runtime, SuperLink + 3 SuperNodes: {time.perf_counter() - start:.1f}s (start when "
+          f"first, flwr run of {plan.rounds} rounds)")  # fmt: skip
+    assert [r.round for r in result.rounds] == [1, 2] and all(len(r.asked) == 2 for r in result.rounds)
+    check_equals_in_process(result, silos, plan, min_coords=plan.rounds * plan.silos_per_round * plan.dim)
+
+
+def test_a_supernode_that_never_connects_is_a_clear_error(deployment):
+    """SuperNodes 0..2 are connected; SuperNode 3 (partition-id 3) is pointed at a port nobody listens on.  A run of 4
+    silos: the ServerApp gives up after its connect limit, naming silo 3; ``flwr run`` ends (no hang); SuperNode 3
+    is then stopped, nothing of it left running.  (The connected nodes read only their partition-id.)"""
+    fed = deployment.get()
+    fed.wait_for_supernodes(range(len(NODES)), timeout_s=300)
+    lost = fed.add_supernode({"partition-id": 3, "num-partitions": 4},
+                             superlink=f"127.0.0.1:{flower_loopback.free_port()}")  # fmt: skip
+    config = {**RUN_CONFIG, "num-silos": 4, "connect-timeout": 5.0, "round-timeout": 300.0}
+    try:
+        with pytest.raises(fl.FederationError) as err:
+            fed.run(config, timeout_s=400)
+    finally:
+        fed.kill_supernode(lost)
+    assert "3 of 4 SuperNodes connected within 5 s: silos [3] never connected" in str(err.value)
+    assert _ended(fed, f"supernode-{lost}")
+
+
+def _ended(fed: flower_loopback.LocalFederation, role: str, timeout: float = 60.0) -> bool:
+    """Whether every process of ``role`` (e.g. ``supernode-2`` and what it started) has ended within ``timeout``
+    seconds (SIGKILLed children are reaped by init)."""
+    deadline = time.monotonic() + timeout
+    while flower_loopback._tagged(fed.tag, role) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return flower_loopback._tagged(fed.tag, role) == []
 
 
 def _wait_for(path: Path, fed: flower_loopback.LocalFederation, timeout: float) -> None:
@@ -119,7 +192,7 @@ def _wait_for(path: Path, fed: flower_loopback.LocalFederation, timeout: float) 
         time.sleep(0.2)
 
 
-def test_faults_a_killed_supernode_and_a_malformed_update(tmp_path):
+def test_faults_a_killed_supernode_and_a_malformed_update(deployment, tmp_path):
     """N = M = 3, R = 2.  Silo 1's updates are refused (the field named); silo 2 trains round 2 and its SuperNode
     is then killed: round 2 completes with silo 0 alone, the record says which silos answered, and silo 2's spent
     record counts round 2 (it trained) though its update never arrived."""
@@ -134,19 +207,17 @@ def test_faults_a_killed_supernode_and_a_malformed_update(tmp_path):
     config = {**RUN_CONFIG, "silos-per-round": 3, "rounds": 2, "round-timeout": 90.0, "marker-dir": str(markers)}
     silos, plan = fl.load_federation({k: v for k, v in config.items() if k != "marker-dir"})
     killed: list[int] = []
-    with flower_loopback.LocalFederation(tmp_path / "fed") as fed:
-        for i in range(3):
-            fed.add_supernode({"partition-id": i, "num-partitions": 3})
+    fed = deployment.get()
 
-        def kill_when_trained() -> None:
-            _wait_for(markers / "silo-2-trained-round-2", fed, 500)
-            killed.extend(fed.kill_supernode(2))
+    def kill_when_trained() -> None:
+        _wait_for(markers / "silo-2-trained-round-2", fed, 500)
+        killed.extend(fed.kill_supernode(2))
 
-        killer = threading.Thread(target=kill_when_trained, daemon=True)
-        killer.start()
-        result = fed.run(config, app=app, timeout_s=500)
-        killer.join(timeout=60)
-    assert fed.processes() == [] and killed
+    killer = threading.Thread(target=kill_when_trained, daemon=True)
+    killer.start()
+    result = fed.run(config, app=app, timeout_s=500)
+    killer.join(timeout=60)
+    assert killed and _ended(fed, "supernode-2")
     assert (markers / "silo-2-trained-round-2").read_text() == "[1, 2]"  # silo 2's own ledger: it trained round 2
     r1, r2 = result.rounds
     assert sorted(r1.asked) == sorted(r2.asked) == [0, 1, 2]
@@ -171,19 +242,3 @@ def test_faults_a_killed_supernode_and_a_malformed_update(tmp_path):
     n = spent[2].dataset_size
     assert epsilon_for_record(spent[2], 1 / n**2) > epsilon_for_record(spent[2].replace(steps=1), 1 / n**2)
     assert result.records == {k: v for k, v in fl.in_process(silos, plan, return_records=True)[1].items()}
-
-
-def test_a_supernode_that_never_connects_is_a_clear_error(tmp_path):
-    """SuperNodes 0 and 1 connect; SuperNode 2 is pointed at a port nobody listens on.  The ServerApp gives up after
-    its connect limit, naming silo 2; ``flwr run`` ends (no hang) and nothing is left running."""
-    config = {**RUN_CONFIG, "connect-timeout": 20.0, "round-timeout": 120.0}
-    with flower_loopback.LocalFederation(tmp_path) as fed:
-        fed.add_supernode({"partition-id": 0, "num-partitions": 3})
-        fed.add_supernode({"partition-id": 1, "num-partitions": 3})
-        fed.add_supernode(
-            {"partition-id": 2, "num-partitions": 3}, superlink=f"127.0.0.1:{flower_loopback.free_port()}"
-        )
-        with pytest.raises(fl.FederationError) as err:
-            fed.run(config, timeout_s=400)
-    assert "2 of 3 SuperNodes connected within 20 s: silos [2] never connected" in str(err.value)
-    assert fed.processes() == []
