@@ -409,9 +409,14 @@ def test_explorer_pages_embed_grids_of_the_explorers_own_numbers(docs_build: Pat
         assert point["values"]["eps[pld]"] == pytest.approx(float(library), rel=1e-6)
 
 
+#: what a static explorer shows: its read-out's text and its plot
+_EXPLORER_STATE_JS = "b => b.querySelector('.dpcore-static-readout').textContent + b.querySelector('svg').innerHTML"
+
+
 def test_explorer_pages_move_without_a_kernel(docs_build: Path, docs_url: str, browser, screens) -> None:  # noqa: ANN001
-    """On every explorer page the sliders are drawn; on DP-SGD's, moving σ one step changes the headline ε to the
-    library's value at the new σ and redraws its line; on the shuffling page a button switches the sampling."""
+    """On every explorer page the sliders are drawn and each moves the read-out or the plot (no kernel: the page's
+    grid); on DP-SGD's, moving σ one step changes the headline ε to the library's value at the new σ and redraws its
+    line; on the shuffling page a button switches the sampling."""
     from dpcore.accounting import dpsgd_epsilon
     from dpcore.explore import TOPICS, dpsgd
 
@@ -421,11 +426,24 @@ def test_explorer_pages_move_without_a_kernel(docs_build: Path, docs_url: str, b
         page = context.new_page()
         page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+        stuck: list[str] = []
         for topic in TOPICS:
             page.goto(f"{docs_url}/explore/{topic}.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
             page.wait_for_selector(".dpcore-static-explorer.dpcore-static-ready", timeout=PAGE_TIMEOUT_MS)
             assert page.locator(".dpcore-static-explorer svg path[data-series]").count() >= 1, topic
             assert page.locator(".dpcore-static-explorer td.dpcore-value").count() >= 1, topic
+            assert page.locator(".dpcore-static-explorer input[type=range]").count() >= 1, topic
+            boxes = page.locator(".dpcore-static-explorer")
+            for box in (boxes.nth(j) for j in range(boxes.count())):  # every slider moves the read-out or the plot
+                sliders = box.locator("input[type=range]")
+                for slider in (sliders.nth(i) for i in range(sliders.count())):
+                    before = box.evaluate(_EXPLORER_STATE_JS)
+                    slider.focus()
+                    at_end = slider.evaluate("s => s.value === s.max")
+                    page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")  # one step of the grid
+                    if box.evaluate(_EXPLORER_STATE_JS) == before:
+                        stuck.append(f"{topic}: {slider.get_attribute('aria-label')}")
+        assert not stuck, f"sliders that change neither the read-out nor the plot: {stuck}"
 
         page.goto(f"{docs_url}/explore/dpsgd.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
         box = page.locator(".dpcore-static-explorer.dpcore-static-ready").first
