@@ -15,6 +15,9 @@ their footer before issue 25's fix are listed in ``SQUEEZED_BEFORE_ISSUE_25`` (x
 figures`` regenerates them: then empty that set.
 """
 
+import functools
+from typing import NamedTuple
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -57,27 +60,47 @@ SQUEEZED_BEFORE_ISSUE_25: frozenset[str] = frozenset(
 IDS = [p.relative_to(ROOT).as_posix() for p in PNGS]
 
 
+class PngFacts(NamedTuple):
+    """What the checks below read from one PNG: decoded once per file (five checks per figure, issue 54)."""
+
+    width: int
+    height: int
+    grey_std: float
+    ink: float  # fraction of pixels darker than near-white (grey < 250)
+    ink_span: float  # see ink_span()
+    text: dict[str, str]  # the PNG text chunks (footer, layout, caption)
+
+
+@functools.lru_cache(maxsize=None)
+def png_facts(path) -> PngFacts:
+    """The size, grey-level statistics, ink span and text chunks of the PNG at ``path`` (verified first: a truncated
+    or corrupt file raises here)."""
+    with Image.open(path) as image:
+        image.verify()
+    with Image.open(path) as image:
+        width, height = image.size
+        grey = np.asarray(image.convert("L"), dtype=float)
+        text = dict(image.text)
+    return PngFacts(width, height, float(grey.std()), float((grey < 250).mean()), _ink_span(grey), text)
+
+
 def test_there_are_figures():
     assert PNGS, f"no PNG under {ROOT}: run `make figures`"
 
 
 @pytest.mark.parametrize("path", PNGS, ids=IDS)
 def test_png_is_readable_sane_and_not_blank(path):
-    with Image.open(path) as image:
-        image.verify()  # a truncated or corrupt file raises here
-    with Image.open(path) as image:
-        width, height = image.size
-        grey = np.asarray(image.convert("L"), dtype=float)
+    facts = png_facts(path)  # a truncated or corrupt file raises here
+    width, height = facts.width, facts.height
     assert MIN_SIDE <= width <= MAX_SIDE and MIN_SIDE <= height <= MAX_SIDE, f"size {width}x{height}"
     assert max(width, height) / min(width, height) <= MAX_ASPECT, f"aspect of {width}x{height}"
-    assert grey.std() > MIN_STD, f"blank figure: grey-level std {grey.std():.2f}"
-    assert (grey < 250).mean() > MIN_INK, f"blank figure: {(grey < 250).mean():.4f} of the pixels have ink"
+    assert facts.grey_std > MIN_STD, f"blank figure: grey-level std {facts.grey_std:.2f}"
+    assert facts.ink > MIN_INK, f"blank figure: {facts.ink:.4f} of the pixels have ink"
 
 
 @pytest.mark.parametrize("path", PNGS, ids=IDS)
 def test_png_has_the_dpcore_footer(path):
-    with Image.open(path) as image:
-        footer = image.text.get(FOOTER_KEY, "")
+    footer = png_facts(path).text.get(FOOTER_KEY, "")
     name = path.relative_to(ROOT).as_posix()
     if not footer and name in WRITTEN_BEFORE_FOOTER_METADATA:
         pytest.xfail("written before the footer metadata existed; `make figures` regenerates it")
@@ -93,8 +116,7 @@ def test_png_has_its_pdf(path):
 
 @pytest.mark.parametrize("path", PNGS, ids=IDS)
 def test_png_layout_recorded_at_save_time_is_readable(path):
-    with Image.open(path) as image:
-        record = image.text.get(LAYOUT_KEY)
+    record = png_facts(path).text.get(LAYOUT_KEY)
     if record is None:
         pytest.xfail("written before the layout record existed (issue 25); `make figures` regenerates it")
     problems = FigureLayout.parse(record).problems()
@@ -104,8 +126,11 @@ def test_png_layout_recorded_at_save_time_is_readable(path):
 def ink_span(path) -> float:
     """The fraction of the width between the first and the last column with ink (grey < 245) in the image
     above its bottom :data:`FOOTER_STRIP` (the footer)."""
-    with Image.open(path) as image:
-        grey = np.asarray(image.convert("L"), dtype=float)
+    return png_facts(path).ink_span
+
+
+def _ink_span(grey: np.ndarray) -> float:
+    """:func:`ink_span` of a decoded grey-level image."""
     top = grey[: int(grey.shape[0] * (1 - FOOTER_STRIP))]
     columns = np.flatnonzero((top < 245).any(axis=0))
     return (columns[-1] - columns[0] + 1) / grey.shape[1] if columns.size else 0.0
@@ -159,8 +184,8 @@ def test_cifar10_figures_say_their_images_are_the_jpeg_reencoding(path):
     from dpcore.data.describe import reencoding_captions
     from dpcore.report import CAPTION_KEY
 
-    with Image.open(path) as image:
-        footer, caption = image.text.get(FOOTER_KEY, ""), image.text.get(CAPTION_KEY)
+    text = png_facts(path).text
+    footer, caption = text.get(FOOTER_KEY, ""), text.get(CAPTION_KEY)
     name = path.relative_to(ROOT).as_posix()
     expected = reencoding_captions(footer)
     short = name.removeprefix("paper/")
