@@ -71,7 +71,7 @@ class PngFacts(NamedTuple):
     text: dict[str, str]  # the PNG text chunks (footer, layout, caption)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def png_facts(path) -> PngFacts:
     """The size, grey-level statistics, ink span and text chunks of the PNG at ``path`` (verified first: a truncated
     or corrupt file raises here)."""
@@ -175,8 +175,14 @@ def test_footer_check_catches_a_figure_without_footer(tmp_path, monkeypatch):
 
 #: committed figures drawn on CIFAR-10 (besides every PNG named *cifar10*): each must say that its images are the
 #: offline mirror's JPEG re-encoding when its footer names that copy (issue 41)
-CIFAR10_FIGURES = frozenset({"002_modelmix/table1_printed_vs_ours.png", "002_modelmix/table1_accuracy_vs_eps.png",
-                             "002_modelmix/table1_where_the_gap_goes.png", "002_modelmix/fig2_curves.png"})
+CIFAR10_FIGURES = frozenset(
+    {
+        "002_modelmix/table1_printed_vs_ours.png",
+        "002_modelmix/table1_accuracy_vs_eps.png",
+        "002_modelmix/table1_where_the_gap_goes.png",
+        "002_modelmix/fig2_curves.png",
+    }
+)
 
 
 @pytest.mark.parametrize("path", PNGS, ids=IDS)
