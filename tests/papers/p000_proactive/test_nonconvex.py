@@ -149,8 +149,9 @@ def test_split_clients_get_disjoint_shards():
 )
 def test_paper_profile_dry_run_extrapolates_async_rounds(dataset, only, tmp_path):
     stream = io.StringIO()
+    # one timed round, a small evaluation probe: the test checks the plan and the extrapolation, not the estimate
     rows = dry_run(t0.EXPERIMENTS[dataset], "paper", only=only, results_root=tmp_path / "r",
-                   checkpoints_root=tmp_path / "c", stream=stream)  # fmt: skip
+                   checkpoints_root=tmp_path / "c", stream=stream, steps=1, probe_batch=16, eval_probe=16)  # fmt: skip
     assert [r.name for r in rows] == only
     assert all(r.extrapolated and r.step_seconds > 0 and r.estimate_seconds > 0 for r in rows)
     if dataset == "mnist":
@@ -295,8 +296,13 @@ def _sweep_frames(scale, np_acc):
          "clip_norm": t0.CLIP, "eps_label": math.nan, "final_accuracy": np_acc, "epsilon_paper": math.inf,
          "epsilon_theorem": math.inf, "epsilon_standard": math.inf, "s_paper": math.nan},
     ])  # fmt: skip
-    history = pd.DataFrame([{"run": r, "epochs_done": e, "gradients": e * scale, "accuracy": a, "loss": 1.0}
-                            for r, a in (("eps/2", 0.35), ("nonprivate/C0.025", np_acc)) for e in (0.5, 1.0)])
+    history = pd.DataFrame(
+        [
+            {"run": r, "epochs_done": e, "gradients": e * scale, "accuracy": a, "loss": 1.0}
+            for r, a in (("eps/2", 0.35), ("nonprivate/C0.025", np_acc))
+            for e in (0.5, 1.0)
+        ]
+    )
     return runs, history
 
 
