@@ -121,10 +121,16 @@ def _unit(token: str) -> float:
     return 0.0 if digits <= 6 and not exponent else 10.0**shift
 
 
-def numbers_within(a: str, b: str, tolerance: Tolerance) -> tuple[bool, float, str]:
+def _integer(token: str) -> bool:
+    return "." not in token and "e" not in token.lower()
+
+
+def numbers_within(a: str, b: str, tolerance: Tolerance, *, counts_exact: bool = False) -> tuple[bool, float, str]:
     """Whether texts ``a`` and ``b`` are the same but for their numbers, each pair within ``tolerance`` (``nan``,
     ``inf`` and ``True`` are text); returns (same, the largest absolute difference of a number pair, that pair as
-    ``x -> y``, or the first pair beyond the tolerance)."""
+    ``x -> y``, or the first pair beyond the tolerance).  ``counts_exact`` (free text such as a claim's note, where a
+    number's kind is not its column's): an integer written without a point or exponent is a count (runs, seeds,
+    steps) and must be equal; "8 runs" -> "9 runs" is a new result, never noise."""
     if a == b:
         return True, 0.0, ""
     pa, pb = _NUMBER.split(a), _NUMBER.split(b)
@@ -134,6 +140,8 @@ def numbers_within(a: str, b: str, tolerance: Tolerance) -> tuple[bool, float, s
     largest, pair = 0.0, ""
     for x, y in zip(na, nb, strict=True):
         fx, fy = float(x), float(y)
+        if counts_exact and x != y and (_integer(x) or _integer(y)):
+            return False, abs(fx - fy), f"{x} -> {y}"
         if abs(fx - fy) >= largest and x != y:
             largest, pair = abs(fx - fy), f"{x} -> {y}"
         # one unit in the last digit written, at most one of the 6th significant digit (``%.6g`` trims zeros: "1.5"
@@ -181,7 +189,7 @@ def compare_csv(old: bytes, new: bytes) -> tuple[bool, str]:
             if claims and column not in _CLAIM_NUMBER_COLUMNS:
                 return False, f"row {i}, {column}: {x!r} before, {y!r} now"
             tolerance = row_kind if row_kind is not None else kind_of(column)
-            same, size, pair = numbers_within(x, y, tolerance)
+            same, size, pair = numbers_within(x, y, tolerance, counts_exact=claims and column == "note")
             shown = f"{x} -> {y}" if len(x) <= 40 and len(y) <= 40 or not pair else f"… {pair} …"
             where = f"row {i}, {column}: {shown} ({tolerance.kind}, {tolerance.text()})"
             if not same:

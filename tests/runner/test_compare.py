@@ -195,6 +195,17 @@ def test_claims_rows_compare_by_their_claims_kind_and_need_the_same_status():
     assert not compare_csv(eps.format(1.25).encode(), eps.format(1.25 * (1 + 1e-7)).encode())[0]
 
 
+def test_a_count_in_a_claims_note_is_exact_even_where_the_claims_values_have_a_tolerance():
+    note = "closest reading: 96.85 at ε 35 ({n} full-scale run(s), {k} seed(s))"
+    runs8, runs9 = note.format(n=8, k=3), note.format(n=9, k=3)
+    assert numbers_within(runs8, runs9, ACCURACY)[0]  # as plain numbers, 8 -> 9 is within 1 point
+    assert not numbers_within(runs8, runs9, ACCURACY, counts_exact=True)[0]  # a ninth run is a new result
+    assert numbers_within(runs8, runs8.replace("96.85", "96.9"), ACCURACY, counts_exact=True)[0]
+    within, why = compare_csv(_claims(55.3, note=runs8), _claims(55.3, note=runs9))
+    assert not within and "8 -> 9" in why
+    assert compare_csv(_claims(55.3, note=runs8), _claims(55.3, note=runs8.replace("96.85", "96.8")))[0]
+
+
 def test_tables_with_other_rows_or_columns_changed():
     assert not compare_csv(b"a,b\n1,2\n", b"a,c\n1,2\n")[0]
     assert not compare_csv(b"a,b\n1,2\n", b"a,b\n1,2\n1,2\n")[0]
