@@ -26,6 +26,7 @@ import json
 import os
 import pickle
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -79,20 +80,49 @@ def as_tensor(name: str, value: Any) -> Tensor:
 
 #: values per block of :func:`check_finite_rows`'s scan (bounded extra memory, a few MB)
 _CHECK_BLOCK = 1 << 22
+#: tensors already found finite: id -> (weak reference, version counter when checked).  A cached data set handed to
+#: many trainers (every client of every run of a grid) is scanned once; an in-place write bumps ``_version`` (shared
+#: with every view of the same base), a freed tensor drops out, so nothing changed since is ever skipped.
+_FOUND_FINITE: dict[int, tuple[weakref.ref, int]] = {}
+#: below this many values a scan is cheaper than the bookkeeping
+_CACHE_MIN_NUMEL = 1 << 20
+
+
+def _known_finite(t: Tensor) -> bool:
+    """Whether ``t`` or the base it is a view of was found finite and not written in place since."""
+    for candidate in (t, t._base):
+        if candidate is None:
+            continue
+        entry = _FOUND_FINITE.get(id(candidate))
+        if entry is not None and entry[0]() is candidate and entry[1] == candidate._version:
+            return True
+    return False
+
+
+def _remember_finite(t: Tensor) -> None:
+    key = id(t)
+    _FOUND_FINITE[key] = (weakref.ref(t, lambda _ref, key=key: _FOUND_FINITE.pop(key, None)), t._version)
 
 
 def check_finite_rows(name: str, t: Tensor) -> Tensor:
     """``t`` unchanged when every value is finite; else ``ValueError`` naming ``name``, the first row (index along
     dimension 0) holding a NaN or ±inf, what it holds and how many rows are bad.  Integer and bool tensors are finite.
+    A large tensor found finite (or a view of one) is not scanned again until it is written in place
+    (``_version``) or freed: a grid hands the same cached data set to every trainer.
 
     Checked before the first step: a NaN in one row would otherwise train silently until a batch samples that row
     (then the whole update is NaN), or never, while the accountant counts it."""
     if not (t.is_floating_point() or t.is_complex()) or t.numel() == 0:
         return t
+    large = t.numel() >= _CACHE_MIN_NUMEL
+    if large and _known_finite(t):
+        return t
     rows = t.reshape(t.shape[0], -1) if t.dim() else t.reshape(1, 1)
     # scanned a block of rows at a time: one mask of the whole tensor would cost numel bytes (GBs for cached features)
     step = max(1, _CHECK_BLOCK // max(1, rows.shape[1]))
     if all(bool(torch.isfinite(rows[i : i + step]).all()) for i in range(0, rows.shape[0], step)):
+        if large:
+            _remember_finite(t)
         return t
     finite = torch.isfinite(rows).all(dim=1)
     bad = (~finite).nonzero().flatten()

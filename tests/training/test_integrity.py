@@ -416,3 +416,28 @@ def test_cached_features_are_verified_and_a_tampered_file_is_recomputed(tmp_path
         rebuilt, note = datasets._tensor(images, spec, synthetic_ok=False)
     assert len(calls) == 2 and torch.equal(rebuilt, first) and "rejected" in note
     assert "verified" in datasets._tensor(images, spec, synthetic_ok=False)[1]
+
+
+def test_a_large_tensor_found_finite_is_not_scanned_again_until_written_in_place(monkeypatch):
+    """A grid hands one cached data set to every trainer: it is scanned once; an in-place write (to it or through a
+    view) or a new tensor at the same address is scanned again, so a NaN written since is still named."""
+    from dpcore.training import integrity
+
+    scans = []
+    real_isfinite = torch.isfinite
+    monkeypatch.setattr(integrity.torch, "isfinite", lambda t: scans.append(t.numel()) or real_isfinite(t))
+    x = torch.zeros(1 << 11, 1 << 10)  # 2M values: above the cache's threshold
+    integrity.check_finite_rows("X", x)
+    first = len(scans)
+    integrity.check_finite_rows("X", x)
+    integrity.check_finite_rows("X", x[: 1 << 10])  # a large view of a base found finite
+    assert len(scans) == first
+    x[3:5].fill_(float("nan"))  # written in place through a view: the shared version counter moves
+    with pytest.raises(ValueError, match=r"X must be finite: row 3 holds NaN \(2 of"):
+        integrity.check_finite_rows("X", x)
+    with pytest.raises(ValueError, match="row 3 holds NaN"):
+        integrity.check_finite_rows("X", x[: 1 << 10])
+    del x
+    y = torch.full((1 << 11, 1 << 10), float("inf"))  # may reuse the freed id: the weak reference tells them apart
+    with pytest.raises(ValueError, match=r"row 0 holds \+inf"):
+        integrity.check_finite_rows("Y", y)
