@@ -263,8 +263,10 @@ def control_from_records(records: Iterable[Mapping], pipeline: str) -> Control |
         private = math.isfinite(theirs)
         ok = private and ours <= theirs * (1 + EPS_RTOL) and abs(mean - published) <= tol
         held.append(ok)
+        verdict = "" if ok else (" -- non-private: vouches for no private result" if not private
+                                 else " -- does not hold")  # fmt: skip
         said.append(f"{rec.get('key')}: {mean:.2f} vs published {published:.2f} ± {tol:.2g} at ε {_eps(ours)} "
-                    f"(theirs {_eps(theirs)}){'' if ok else ' -- does not hold'}")  # fmt: skip
+                    f"(theirs {_eps(theirs)}){verdict}")  # fmt: skip
     keys = ", ".join(str(r.get("claim_key") or r.get("key")) for r in ran)
     return Control(keys, any(held), "; ".join(said))
 

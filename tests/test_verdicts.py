@@ -227,6 +227,8 @@ def test_control_from_records():
     assert control_from_records([base], "paper 002") is None
     nonprivate = {**base, "their_epsilon": float("inf"), "epsilon_training": float("inf")}
     assert control_from_records([nonprivate], "paper 003's MNIST").holds is False
+    said = control_from_records([nonprivate, {**base, "mean_final_pct": 90.0}], "paper 003's MNIST").what
+    assert "vouches for no private result" in said and "does not hold" in said  # each row says why it does not count
 
 
 def test_committed_profiles_never_contradict_each_other():
