@@ -121,16 +121,12 @@ def _unit(token: str) -> float:
     return 0.0 if digits <= 6 and not exponent else 10.0**shift
 
 
-def _integer(token: str) -> bool:
-    return "." not in token and "e" not in token.lower()
-
-
 def numbers_within(a: str, b: str, tolerance: Tolerance, *, counts_exact: bool = False) -> tuple[bool, float, str]:
     """Whether texts ``a`` and ``b`` are the same but for their numbers, each pair within ``tolerance`` (``nan``,
     ``inf`` and ``True`` are text); returns (same, the largest absolute difference of a number pair, that pair as
     ``x -> y``, or the first pair beyond the tolerance).  ``counts_exact`` (free text such as a claim's note, where a
-    number's kind is not its column's): an integer written without a point or exponent is a count (runs, seeds,
-    steps) and must be equal; "8 runs" -> "9 runs" is a new result, never noise."""
+    number's kind is not its column's): a number :func:`_unit` reads as a count (an integer of up to six digits) is a
+    count of runs, seeds or steps and must be equal; "8 runs" -> "9 runs" is a new result, never noise."""
     if a == b:
         return True, 0.0, ""
     pa, pb = _NUMBER.split(a), _NUMBER.split(b)
@@ -140,7 +136,7 @@ def numbers_within(a: str, b: str, tolerance: Tolerance, *, counts_exact: bool =
     largest, pair = 0.0, ""
     for x, y in zip(na, nb, strict=True):
         fx, fy = float(x), float(y)
-        if counts_exact and x != y and (_integer(x) or _integer(y)):
+        if counts_exact and x != y and (_unit(x) == 0.0 or _unit(y) == 0.0):
             return False, abs(fx - fy), f"{x} -> {y}"
         if abs(fx - fy) >= largest and x != y:
             largest, pair = abs(fx - fy), f"{x} -> {y}"
